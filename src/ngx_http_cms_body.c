@@ -1,0 +1,181 @@
+
+/*
+ * Request bodies.  The body is read by nginx (kept in memory up to
+ * client_body_buffer_size, else in its temp file, which is the one file a
+ * request may read); here it is checked and parsed with jansson.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_body.h"
+#include "cms_json_scan.h"
+
+
+static ngx_int_t ngx_http_cms_body_collect(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, size_t max);
+static ngx_int_t ngx_http_cms_body_is_json(ngx_http_request_t *r);
+
+
+ngx_int_t
+ngx_http_cms_body_precheck(ngx_http_request_t *r)
+{
+    ngx_http_cms_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
+
+    if (r->headers_in.content_length_n > (off_t) lcf->body_max_size) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_PAYLOAD_TOO_LARGE, NULL);
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_body_parse(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    json_t                   *json;
+    ngx_int_t                 rc;
+    json_error_t              err;
+    ngx_http_cms_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
+
+    rc = ngx_http_cms_body_collect(r, ctx, lcf->body_max_size);
+
+    if (rc != NGX_OK || ctx->raw_body.len == 0) {
+        return rc;
+    }
+
+    if (ngx_http_cms_body_is_json(r) != NGX_OK) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNSUPPORTED_MEDIA_TYPE,
+                                 NULL);
+    }
+
+    if (!cms_json_depth_ok(ctx->raw_body.data, ctx->raw_body.len,
+                           lcf->json_max_depth))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_TOO_DEEP, NULL);
+    }
+
+    json = json_loadb((char *) ctx->raw_body.data, ctx->raw_body.len,
+                      JSON_REJECT_DUPLICATES, &err);
+
+    if (json == NULL) {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "cms: invalid json body: %s at %d", err.text,
+                      err.position);
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_JSON, NULL);
+    }
+
+    if (ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ctx->body = json;
+
+    return NGX_OK;
+}
+
+
+/* copies the body into one pool buffer, from memory or the temp file */
+static ngx_int_t
+ngx_http_cms_body_collect(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    size_t max)
+{
+    off_t         len;
+    u_char       *p;
+    ssize_t       n;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    if (r->request_body == NULL || r->request_body->bufs == NULL) {
+        return NGX_OK;
+    }
+
+    len = 0;
+
+    for (cl = r->request_body->bufs; cl; cl = cl->next) {
+        len += ngx_buf_size(cl->buf);
+    }
+
+    if (len == 0) {
+        return NGX_OK;
+    }
+
+    if (len > (off_t) max) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_PAYLOAD_TOO_LARGE, NULL);
+    }
+
+    p = ngx_pnalloc(r->pool, (size_t) len + 1);
+
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->raw_body.data = p;
+
+    for (cl = r->request_body->bufs; cl; cl = cl->next) {
+        b = cl->buf;
+
+        if (!b->in_file) {
+            p = ngx_cpymem(p, b->pos, b->last - b->pos);
+            continue;
+        }
+
+        n = ngx_read_file(b->file, p, (size_t) (b->file_last - b->file_pos),
+                          b->file_pos);
+
+        if (n != b->file_last - b->file_pos) {
+            ngx_log_error(NGX_LOG_CRIT, r->connection->log, ngx_errno,
+                          "cms: reading the body temp file failed");
+            return NGX_ERROR;
+        }
+
+        p += n;
+    }
+
+    *p = '\0';
+    ctx->raw_body.len = p - ctx->raw_body.data;
+
+    return NGX_OK;
+}
+
+
+/* "application/json", optionally with parameters such as charset */
+static ngx_int_t
+ngx_http_cms_body_is_json(ngx_http_request_t *r)
+{
+    u_char           *p, *last;
+    ngx_table_elt_t  *h;
+
+    h = r->headers_in.content_type;
+
+    if (h == NULL) {
+        return NGX_DECLINED;
+    }
+
+    p = h->value.data;
+    last = p + h->value.len;
+
+    if ((size_t) (last - p) < sizeof("application/json") - 1
+        || ngx_strncasecmp(p, (u_char *) "application/json",
+                           sizeof("application/json") - 1)
+           != 0)
+    {
+        return NGX_DECLINED;
+    }
+
+    p += sizeof("application/json") - 1;
+
+    while (p < last && *p == ' ') {
+        p++;
+    }
+
+    return (p == last || *p == ';') ? NGX_OK : NGX_DECLINED;
+}

@@ -1,0 +1,101 @@
+
+/*
+ * Cryptography, all of it through OpenSSL 3.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <openssl/rand.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_crypto.h"
+
+
+#define NGX_HTTP_CMS_SECRET_MAX        4096
+
+
+/*
+ * The key file holds at least 32 bytes of secret (trailing white space is
+ * not part of it).  It is read once, as root, when the configuration
+ * loads: workers never open it.
+ */
+char *
+ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    u_char           *buf;
+    ssize_t           n;
+    ngx_fd_t          fd;
+    ngx_str_t        *value, path;
+    ngx_file_t        file;
+
+    if (mcf->secret.data != NULL) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    path = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, &path, 1) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    fd = ngx_open_file(path.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+
+    if (fd == NGX_INVALID_FILE) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "cms_secret: cannot open \"%V\"", &path);
+        return NGX_CONF_ERROR;
+    }
+
+    buf = ngx_pnalloc(cf->pool, NGX_HTTP_CMS_SECRET_MAX);
+
+    ngx_memzero(&file, sizeof(ngx_file_t));
+    file.fd = fd;
+    file.name = path;
+    file.log = cf->log;
+
+    n = (buf == NULL) ? NGX_ERROR
+                      : ngx_read_file(&file, buf, NGX_HTTP_CMS_SECRET_MAX, 0);
+
+    ngx_close_file(fd);
+
+    if (n == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "cms_secret: cannot read \"%V\"", &path);
+        return NGX_CONF_ERROR;
+    }
+
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'
+                     || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+    {
+        n--;
+    }
+
+    if (n < NGX_HTTP_CMS_SECRET_MIN || n == NGX_HTTP_CMS_SECRET_MAX) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_secret: \"%V\" must hold between %d and %d "
+                           "bytes of secret", &path, NGX_HTTP_CMS_SECRET_MIN,
+                           NGX_HTTP_CMS_SECRET_MAX - 1);
+        return NGX_CONF_ERROR;
+    }
+
+    mcf->secret.data = buf;
+    mcf->secret.len = n;
+
+    return NGX_CONF_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_random(u_char *buf, size_t n)
+{
+    if (RAND_bytes(buf, (int) n) != 1) {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}

@@ -1,0 +1,27 @@
+
+/*
+ * The only OpenSSL user: randomness, digests, HMAC, AES-256-GCM and
+ * constant-time comparison, plus the "cms_secret" key file.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_CRYPTO_H_INCLUDED_
+#define _NGX_HTTP_CMS_CRYPTO_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+
+#define NGX_HTTP_CMS_SECRET_MIN        32
+
+
+/* "cms_secret" directive: reads the key file at load time */
+char *ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+/* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
+ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
+
+
+#endif /* _NGX_HTTP_CMS_CRYPTO_H_INCLUDED_ */

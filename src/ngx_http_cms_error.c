@@ -1,0 +1,165 @@
+
+/*
+ * The one error catalogue of the API: a handler names a code, this file
+ * decides the status, the code or type string and the default text.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+
+
+#define ngx_http_cms_err(status, code, type, msg)                            \
+    { status, ngx_string(code), ngx_string(type), ngx_string(msg) }
+
+
+static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
+
+    /* NGX_HTTP_CMS_ERR_NONE */
+    ngx_http_cms_err(500, "internal_error", "internal_error",
+                     "Internal error"),
+
+    ngx_http_cms_err(400, "invalid_request", "invalid_request",
+                     "The request is not valid"),
+    ngx_http_cms_err(400, "invalid_request", "invalid_request",
+                     "The request body is not valid JSON"),
+    ngx_http_cms_err(400, "invalid_request", "invalid_request",
+                     "A JSON request body is required"),
+    ngx_http_cms_err(400, "invalid_request", "invalid_request",
+                     "The JSON body is nested too deeply"),
+    ngx_http_cms_err(422, "invalid_field_value", "validation_error",
+                     "A value failed validation"),
+    ngx_http_cms_err(401, "unauthorized", "unauthenticated",
+                     "Authentication required"),
+    ngx_http_cms_err(403, "forbidden", "insufficient_scope",
+                     "Not permitted"),
+    ngx_http_cms_err(404, "not_found", "not_found",
+                     "Not found"),
+    ngx_http_cms_err(405, "method_not_allowed", "invalid_request",
+                     "Method not allowed on this resource"),
+    ngx_http_cms_err(409, "conflict", "conflict",
+                     "The request conflicts with the current state"),
+    ngx_http_cms_err(413, "payload_too_large", "invalid_request",
+                     "The request body is too large"),
+    ngx_http_cms_err(415, "unsupported_media_type", "invalid_request",
+                     "The request body must be application/json"),
+    ngx_http_cms_err(429, "rate_limited", "rate_limited",
+                     "Too many requests"),
+    ngx_http_cms_err(500, "internal_error", "internal_error",
+                     "Internal error; safe to retry"),
+    ngx_http_cms_err(503, "service_unavailable", "service_unavailable",
+                     "Service temporarily unavailable; retry later"),
+};
+
+
+ngx_int_t
+ngx_http_cms_fail(ngx_http_request_t *r, ngx_uint_t code, const char *param)
+{
+    return ngx_http_cms_fail_msg(r, code, param, NULL);
+}
+
+
+ngx_int_t
+ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
+    const char *param, const char *message)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (code >= NGX_HTTP_CMS_ERR_LAST) {
+        code = NGX_HTTP_CMS_ERR_INTERNAL;
+    }
+
+    if (ctx != NULL) {
+        ctx->has_err = 1;
+        ctx->err.code = code;
+        ctx->err.message = message;
+
+        if (param != NULL) {
+            ctx->err.param.data = (u_char *) param;
+            ctx->err.param.len = ngx_strlen(param);
+
+        } else {
+            ngx_str_null(&ctx->err.param);
+        }
+    }
+
+    return ngx_http_cms_errors[code].status;
+}
+
+
+const ngx_http_cms_error_t *
+ngx_http_cms_error_get(ngx_uint_t code)
+{
+    if (code >= NGX_HTTP_CMS_ERR_LAST) {
+        code = NGX_HTTP_CMS_ERR_INTERNAL;
+    }
+
+    return &ngx_http_cms_errors[code];
+}
+
+
+ngx_uint_t
+ngx_http_cms_error_for_status(ngx_uint_t status)
+{
+    ngx_uint_t  i;
+
+    for (i = 1; i < NGX_HTTP_CMS_ERR_LAST; i++) {
+        if (ngx_http_cms_errors[i].status == status) {
+            return i;
+        }
+    }
+
+    return status >= 500 ? NGX_HTTP_CMS_ERR_INTERNAL
+                         : NGX_HTTP_CMS_ERR_INVALID_REQUEST;
+}
+
+
+ngx_int_t
+ngx_http_cms_error_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t *status, ngx_str_t *body)
+{
+    json_t                      *root, *inner, *param;
+    const char                  *msg;
+    ngx_int_t                    rc;
+    ngx_uint_t                   code;
+    const ngx_http_cms_error_t  *e;
+
+    code = ctx->has_err ? ctx->err.code
+                        : ngx_http_cms_error_for_status(*status);
+    e = ngx_http_cms_error_get(code);
+
+    *status = e->status;
+    msg = ctx->has_err && ctx->err.message ? ctx->err.message
+                                          : (const char *) e->message.data;
+
+    if (ctx->shape == NGX_HTTP_CMS_SHAPE_EXT) {
+        param = ctx->has_err && ctx->err.param.len
+                ? json_stringn((char *) ctx->err.param.data,
+                               ctx->err.param.len)
+                : json_null();
+
+        inner = json_pack("{s:s%, s:s, s:o}",
+                          "type", e->type.data, e->type.len,
+                          "message", msg, "param", param);
+        root = inner ? json_pack("{s:o}", "error", inner) : NULL;
+
+    } else {
+        root = json_pack("{s:s, s:s%}", "error", msg,
+                         "code", e->code.data, e->code.len);
+    }
+
+    if (root == NULL) {
+        return NGX_ERROR;
+    }
+
+    rc = ngx_http_cms_json_dump(r, root, body);
+    json_decref(root);
+
+    return rc;
+}

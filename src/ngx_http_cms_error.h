@@ -1,0 +1,77 @@
+
+/*
+ * Error catalogue: every error the API can answer, its status, its code in
+ * the content shape and its type in the extension shape.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_ERROR_H_INCLUDED_
+#define _NGX_HTTP_CMS_ERROR_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+
+
+/* nginx 1.22 has no constant for 422 */
+#define NGX_HTTP_CMS_UNPROCESSABLE     422
+
+
+typedef enum {
+    NGX_HTTP_CMS_ERR_NONE = 0,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+    NGX_HTTP_CMS_ERR_INVALID_JSON,
+    NGX_HTTP_CMS_ERR_BODY_REQUIRED,
+    NGX_HTTP_CMS_ERR_TOO_DEEP,
+    NGX_HTTP_CMS_ERR_VALIDATION,
+    NGX_HTTP_CMS_ERR_UNAUTHORIZED,
+    NGX_HTTP_CMS_ERR_FORBIDDEN,
+    NGX_HTTP_CMS_ERR_NOT_FOUND,
+    NGX_HTTP_CMS_ERR_METHOD_NOT_ALLOWED,
+    NGX_HTTP_CMS_ERR_CONFLICT,
+    NGX_HTTP_CMS_ERR_PAYLOAD_TOO_LARGE,
+    NGX_HTTP_CMS_ERR_UNSUPPORTED_MEDIA_TYPE,
+    NGX_HTTP_CMS_ERR_RATE_LIMITED,
+    NGX_HTTP_CMS_ERR_INTERNAL,
+    NGX_HTTP_CMS_ERR_UNAVAILABLE,
+    NGX_HTTP_CMS_ERR_LAST
+} ngx_http_cms_err_e;
+
+
+typedef struct {
+    ngx_uint_t                  status;
+    ngx_str_t                   code;          /* content shape "code" */
+    ngx_str_t                   type;          /* extension shape "type" */
+    ngx_str_t                   message;
+} ngx_http_cms_error_t;
+
+
+/*
+ * Records error "code" (and the offending field, may be NULL) in the
+ * request context and returns the catalogue's status for it, so a handler
+ * writes "return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_X, NULL);".
+ */
+ngx_int_t ngx_http_cms_fail(ngx_http_request_t *r, ngx_uint_t code,
+    const char *param);
+
+/* Same, with a message that replaces the catalogue's default text. */
+ngx_int_t ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
+    const char *param, const char *message);
+
+/* The catalogue entry for "code"; unknown codes give the internal error. */
+const ngx_http_cms_error_t *ngx_http_cms_error_get(ngx_uint_t code);
+
+/* The generic code for an HTTP status when a handler named none. */
+ngx_uint_t ngx_http_cms_error_for_status(ngx_uint_t status);
+
+/*
+ * Builds the error body for the request's shape into a pool string.
+ * Returns NGX_OK, or NGX_ERROR on allocation failure.
+ */
+ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t *status, ngx_str_t *body);
+
+
+#endif /* _NGX_HTTP_CMS_ERROR_H_INCLUDED_ */

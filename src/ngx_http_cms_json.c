@@ -1,0 +1,168 @@
+
+/*
+ * JSON serialisation into request-pool memory and string escaping.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_json.h"
+
+
+typedef struct {
+    ngx_pool_t                 *pool;
+    u_char                     *data;
+    size_t                      len;
+    size_t                      size;
+} ngx_http_cms_json_buf_t;
+
+
+static int ngx_http_cms_json_append(const char *p, size_t n, void *data);
+static void ngx_http_cms_json_cleanup(void *data);
+
+
+ngx_int_t
+ngx_http_cms_json_dump(ngx_http_request_t *r, json_t *json, ngx_str_t *out)
+{
+    ngx_http_cms_json_buf_t  b;
+
+    b.pool = r->pool;
+    b.len = 0;
+    b.size = 512;
+    b.data = ngx_pnalloc(r->pool, b.size);
+
+    if (b.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (json_dump_callback(json, ngx_http_cms_json_append, &b,
+                           JSON_COMPACT | JSON_PRESERVE_ORDER
+                           | JSON_ENCODE_ANY)
+        != 0)
+    {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: json_dump_callback() failed");
+        return NGX_ERROR;
+    }
+
+    out->data = b.data;
+    out->len = b.len;
+
+    return NGX_OK;
+}
+
+
+static int
+ngx_http_cms_json_append(const char *p, size_t n, void *data)
+{
+    ngx_http_cms_json_buf_t *b = data;
+
+    u_char  *nd;
+    size_t   size;
+
+    if (b->len + n > b->size) {
+        size = ngx_max(b->size * 2, b->len + n);
+        nd = ngx_pnalloc(b->pool, size);
+
+        if (nd == NULL) {
+            return -1;
+        }
+
+        ngx_memcpy(nd, b->data, b->len);
+
+        /* the old buffer stays in the pool until the request ends */
+        b->data = nd;
+        b->size = size;
+    }
+
+    ngx_memcpy(b->data + b->len, p, n);
+    b->len += n;
+
+    return 0;
+}
+
+
+ngx_int_t
+ngx_http_cms_json_pool(ngx_http_request_t *r, json_t *json)
+{
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+
+    if (cln == NULL) {
+        json_decref(json);
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_cms_json_cleanup;
+    cln->data = json;
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_cms_json_cleanup(void *data)
+{
+    json_decref(data);
+}
+
+
+size_t
+ngx_http_cms_json_escaped_len(const u_char *s, size_t len)
+{
+    size_t  n, i;
+
+    n = 2;
+
+    for (i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '"': case '\\': case '\n': case '\r': case '\t': case '\b':
+        case '\f':
+            n += 2;
+            break;
+
+        default:
+            n += s[i] < 0x20 ? 6 : 1;
+        }
+    }
+
+    return n;
+}
+
+
+u_char *
+ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len)
+{
+    size_t         i;
+    static u_char  hex[] = "0123456789abcdef";
+
+    *buf++ = '"';
+
+    for (i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '"':  *buf++ = '\\'; *buf++ = '"';  break;
+        case '\\': *buf++ = '\\'; *buf++ = '\\'; break;
+        case '\n': *buf++ = '\\'; *buf++ = 'n';  break;
+        case '\r': *buf++ = '\\'; *buf++ = 'r';  break;
+        case '\t': *buf++ = '\\'; *buf++ = 't';  break;
+        case '\b': *buf++ = '\\'; *buf++ = 'b';  break;
+        case '\f': *buf++ = '\\'; *buf++ = 'f';  break;
+
+        default:
+            if (s[i] < 0x20) {
+                buf = ngx_cpymem(buf, "\\u00", 4);
+                *buf++ = hex[s[i] >> 4];
+                *buf++ = hex[s[i] & 0xf];
+
+            } else {
+                *buf++ = s[i];
+            }
+        }
+    }
+
+    *buf++ = '"';
+
+    return buf;
+}

@@ -1,0 +1,41 @@
+
+/*
+ * JSON in and out: typed field getters for request bodies and response
+ * serialisation into request-pool memory.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_JSON_H_INCLUDED_
+#define _NGX_HTTP_CMS_JSON_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <jansson.h>
+
+
+/*
+ * Serialises "json" (compact, keys in insertion order) into memory from
+ * r->pool.  The caller keeps its reference to "json".  Returns NGX_OK or
+ * NGX_ERROR (allocation or encoding failure, logged).
+ */
+ngx_int_t ngx_http_cms_json_dump(ngx_http_request_t *r, json_t *json,
+    ngx_str_t *out);
+
+/*
+ * Hands "json" to r->pool: it is released when the request ends.  On
+ * failure the reference is dropped at once and NGX_ERROR returned.
+ */
+ngx_int_t ngx_http_cms_json_pool(ngx_http_request_t *r, json_t *json);
+
+/*
+ * Appends "s" to "buf" as a JSON string literal (quotes included), escaping
+ * per RFC 8259; "buf" must have room for ngx_http_cms_json_escaped_len(s).
+ * For pages written straight from result columns, with no json_t tree.
+ */
+u_char *ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len);
+size_t ngx_http_cms_json_escaped_len(const u_char *s, size_t len);
+
+
+#endif /* _NGX_HTTP_CMS_JSON_H_INCLUDED_ */

@@ -1,0 +1,423 @@
+
+/*
+ * ngx_http_cms_module: wiring only.  Directives, configuration, the worker
+ * lifetime of the pools, and the content handler that reads the body and
+ * hands the request to the router.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_body.h"
+#include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_redis.h"
+
+
+static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
+static void ngx_http_cms_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_cms_request_id_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+
+static ngx_int_t ngx_http_cms_add_variables(ngx_conf_t *cf);
+static void *ngx_http_cms_create_main_conf(ngx_conf_t *cf);
+static char *ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *ngx_http_cms_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent,
+    void *child);
+static char *ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+static ngx_int_t ngx_http_cms_init_process(ngx_cycle_t *cycle);
+static void ngx_http_cms_exit_process(ngx_cycle_t *cycle);
+
+
+static ngx_conf_num_bounds_t  ngx_http_cms_depth_bounds = {
+    ngx_conf_check_num_bounds, 1, 256
+};
+
+
+static ngx_command_t  ngx_http_cms_commands[] = {
+
+    { ngx_string("cms"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_cms,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_postgres"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_pg_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_redis"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_redis_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_secret"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_cms_crypto_secret_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_storage"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_cms_storage,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_test_routes"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, test_routes),
+      NULL },
+
+    { ngx_string("cms_body_max_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_cms_loc_conf_t, body_max_size),
+      NULL },
+
+    { ngx_string("cms_json_max_depth"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_cms_loc_conf_t, json_max_depth),
+      &ngx_http_cms_depth_bounds },
+
+      ngx_null_command
+};
+
+
+static ngx_http_module_t  ngx_http_cms_module_ctx = {
+    ngx_http_cms_add_variables,            /* preconfiguration */
+    NULL,                                  /* postconfiguration */
+
+    ngx_http_cms_create_main_conf,         /* create main configuration */
+    ngx_http_cms_init_main_conf,           /* init main configuration */
+
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+
+    ngx_http_cms_create_loc_conf,          /* create location configuration */
+    ngx_http_cms_merge_loc_conf            /* merge location configuration */
+};
+
+
+ngx_module_t  ngx_http_cms_module = {
+    NGX_MODULE_V1,
+    &ngx_http_cms_module_ctx,              /* module context */
+    ngx_http_cms_commands,                 /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    ngx_http_cms_init_process,             /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    ngx_http_cms_exit_process,             /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static ngx_http_variable_t  ngx_http_cms_vars[] = {
+
+    { ngx_string("cms_request_id"), NULL, ngx_http_cms_request_id_variable,
+      0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+      ngx_http_null_variable
+};
+
+
+/* the request path */
+
+static ngx_int_t
+ngx_http_cms_handler(ngx_http_request_t *r)
+{
+    ngx_int_t            rc;
+    ngx_http_cms_ctx_t  *ctx;
+    u_char               id[NGX_HTTP_CMS_REQUEST_ID_LEN / 2];
+
+    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ctx_t));
+    if (ctx == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_cms_crypto_random(id, sizeof(id)) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_hex_dump(ctx->request_id, id, sizeof(id));
+    ctx->shape = ngx_http_cms_router_shape(&r->uri);
+
+    ngx_http_set_ctx(r, ctx, ngx_http_cms_module);
+
+    rc = ngx_http_cms_body_precheck(r);
+
+    if (rc != NGX_OK) {
+        if (ngx_http_discard_request_body(r) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return ngx_http_cms_respond(r, rc);
+    }
+
+    rc = ngx_http_read_client_request_body(r, ngx_http_cms_body_handler);
+
+    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+        return rc;
+    }
+
+    return NGX_DONE;
+}
+
+
+/* the body is in: route, parse, dispatch; every outcome goes to finish() */
+static void
+ngx_http_cms_body_handler(ngx_http_request_t *r)
+{
+    ngx_int_t            rc;
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    rc = ngx_http_cms_router_match(r, ctx);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_body_parse(r, ctx);
+    }
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_router_dispatch(r, ctx);
+    }
+
+    ngx_http_cms_finish(r, rc);
+}
+
+
+static ngx_int_t
+ngx_http_cms_request_id_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ctx == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    v->data = ctx->request_id;
+    v->len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    v->valid = 1;
+    v->no_cacheable = 0;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+/* configuration */
+
+static ngx_int_t
+ngx_http_cms_add_variables(ngx_conf_t *cf)
+{
+    ngx_http_variable_t  *var, *v;
+
+    for (v = ngx_http_cms_vars; v->name.len; v++) {
+        var = ngx_http_add_variable(cf, &v->name, v->flags);
+        if (var == NULL) {
+            return NGX_ERROR;
+        }
+
+        var->get_handler = v->get_handler;
+        var->data = v->data;
+    }
+
+    return NGX_OK;
+}
+
+
+static void *
+ngx_http_cms_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_main_conf_t));
+    if (mcf == NULL) {
+        return NULL;
+    }
+
+    /*
+     * set by ngx_pcalloc():
+     *
+     *     mcf->pg = NULL;
+     *     mcf->redis = NULL;
+     *     mcf->secret = { 0, NULL };
+     *     mcf->storage = { 0, NULL };
+     */
+
+    mcf->test_routes = NGX_CONF_UNSET;
+
+    return mcf;
+}
+
+
+static char *
+ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_conf_init_value(mcf->test_routes, 0);
+
+    return NGX_CONF_OK;
+}
+
+
+static void *
+ngx_http_cms_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_cms_loc_conf_t  *lcf;
+
+    lcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_loc_conf_t));
+    if (lcf == NULL) {
+        return NULL;
+    }
+
+    lcf->enable = NGX_CONF_UNSET;
+    lcf->body_max_size = NGX_CONF_UNSET_SIZE;
+    lcf->json_max_depth = NGX_CONF_UNSET_UINT;
+
+    return lcf;
+}
+
+
+static char *
+ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    ngx_http_cms_loc_conf_t *prev = parent;
+    ngx_http_cms_loc_conf_t *conf = child;
+
+    ngx_conf_merge_value(conf->enable, prev->enable, 0);
+    ngx_conf_merge_size_value(conf->body_max_size, prev->body_max_size,
+                              1024 * 1024);
+    ngx_conf_merge_uint_value(conf->json_max_depth, prev->json_max_depth, 32);
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_loc_conf_t *lcf = conf;
+
+    ngx_http_core_loc_conf_t  *clcf;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    if (lcf->enable != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
+
+    if (mcf->pg == NULL || mcf->redis == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "\"cms\" needs \"cms_postgres\" and \"cms_redis\" "
+                           "earlier in the http block");
+        return NGX_CONF_ERROR;
+    }
+
+    lcf->enable = 1;
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_cms_handler;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_str_t        *value;
+    ngx_file_info_t   fi;
+
+    if (mcf->storage.data != NULL) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    mcf->storage = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, &mcf->storage, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_file_info(mcf->storage.data, &fi) == NGX_FILE_ERROR
+        || !ngx_is_dir(&fi))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "cms_storage: \"%V\" is not a folder",
+                           &mcf->storage);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* worker lifetime: one pool of each kind per worker */
+
+static ngx_int_t
+ngx_http_cms_init_process(ngx_cycle_t *cycle)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_cms_module);
+
+    if (mcf == NULL) {
+        return NGX_OK;
+    }
+
+    if (mcf->pg != NULL
+        && ngx_http_cms_pg_init_process(cycle, mcf->pg) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (mcf->redis != NULL
+        && ngx_http_cms_redis_init_process(cycle, mcf->redis) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_cms_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_cms_pg_exit_process();
+    ngx_http_cms_redis_exit_process();
+}

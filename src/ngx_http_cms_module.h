@@ -1,0 +1,85 @@
+
+/*
+ * ngx_http_cms_module: shared types (configuration, request context).
+ */
+
+
+#ifndef _NGX_HTTP_CMS_MODULE_H_INCLUDED_
+#define _NGX_HTTP_CMS_MODULE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <jansson.h>
+
+
+#define NGX_HTTP_CMS_MAX_PARAMS        4
+#define NGX_HTTP_CMS_REQUEST_ID_LEN    32
+
+
+typedef struct ngx_http_cms_ctx_s          ngx_http_cms_ctx_t;
+typedef struct ngx_http_cms_route_s        ngx_http_cms_route_t;
+typedef struct ngx_http_cms_pg_conf_s      ngx_http_cms_pg_conf_t;
+typedef struct ngx_http_cms_redis_conf_s   ngx_http_cms_redis_conf_t;
+
+
+/* which error body shape a request answers with (spec: two shapes) */
+typedef enum {
+    NGX_HTTP_CMS_SHAPE_CONTENT = 0,
+    NGX_HTTP_CMS_SHAPE_EXT
+} ngx_http_cms_shape_e;
+
+
+typedef struct {
+    ngx_http_cms_pg_conf_t     *pg;
+    ngx_http_cms_redis_conf_t  *redis;
+    ngx_str_t                   secret;        /* key bytes, from a file */
+    ngx_str_t                   storage;
+    ngx_flag_t                  test_routes;
+} ngx_http_cms_main_conf_t;
+
+
+typedef struct {
+    ngx_flag_t                  enable;
+    size_t                      body_max_size;
+    ngx_uint_t                  json_max_depth;
+} ngx_http_cms_loc_conf_t;
+
+
+/* one recorded error: an index into the catalogue and the offending field */
+typedef struct {
+    ngx_uint_t                  code;
+    ngx_str_t                   param;
+    const char                 *message;      /* overrides the default */
+} ngx_http_cms_err_t;
+
+
+struct ngx_http_cms_ctx_s {
+    u_char                      request_id[NGX_HTTP_CMS_REQUEST_ID_LEN];
+    ngx_http_cms_shape_e        shape;
+
+    ngx_http_cms_route_t       *route;
+    ngx_str_t                   params[NGX_HTTP_CMS_MAX_PARAMS];
+    ngx_uint_t                  nparams;
+
+    ngx_str_t                   raw_body;
+    json_t                     *body;          /* owned by r->pool cleanup */
+
+    ngx_http_cms_err_t          err;
+
+    ngx_int_t                   out_rc;        /* rc of the output filter */
+    ngx_uint_t                  pending;       /* async operations in flight */
+
+    void                       *data;          /* the handler's own state */
+
+    unsigned                    sent:1;
+    unsigned                    finalized:1;
+    unsigned                    has_err:1;
+};
+
+
+extern ngx_module_t  ngx_http_cms_module;
+
+
+#endif /* _NGX_HTTP_CMS_MODULE_H_INCLUDED_ */

@@ -1,0 +1,95 @@
+
+/*
+ * The per-worker PostgreSQL pool: libpq in non-blocking mode, driven by
+ * nginx events and timers.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_PG_H_INCLUDED_
+#define _NGX_HTTP_CMS_PG_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <libpq-fe.h>
+#include "ngx_http_cms_module.h"
+
+
+#define NGX_HTTP_CMS_PG_MAX_STMTS      256
+
+
+struct ngx_http_cms_pg_conf_s {
+    const char                **keywords;     /* NULL-terminated */
+    const char                **values;
+    ngx_uint_t                  max;
+    ngx_uint_t                  queue;
+    ngx_msec_t                  queue_timeout;
+    ngx_msec_t                  query_timeout;
+    ngx_msec_t                  connect_timeout;
+};
+
+
+/*
+ * A statement: static in the resource file that runs it, prepared once per
+ * connection under a name given at its first use.
+ */
+typedef struct {
+    const char                 *sql;
+    int                         nparams;
+    ngx_uint_t                  id;           /* 0 until first use */
+    char                        name[16];
+} ngx_http_cms_pg_stmt_t;
+
+#define ngx_http_cms_pg_stmt(sql, n)  { sql, n, 0, "" }
+
+
+/*
+ * The continuation of a query.  "res" is NULL when no answer came (pool
+ * full, queue timeout, connection lost, query timeout; already logged),
+ * else the result, which the pool clears when the continuation returns:
+ * copy out what outlives it.  Returns the handler contract's codes.
+ */
+typedef ngx_int_t (*ngx_http_cms_pg_done_pt)(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+
+
+typedef struct {
+    ngx_uint_t                  max;
+    ngx_uint_t                  connections;
+    ngx_uint_t                  idle;
+    ngx_uint_t                  busy;
+    ngx_uint_t                  queued;
+} ngx_http_cms_pool_stats_t;
+
+
+/* "cms_postgres" directive: conninfo checked and completed at load time */
+char *ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+
+ngx_int_t ngx_http_cms_pg_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_pg_conf_t *pcf);
+void ngx_http_cms_pg_exit_process(void);
+
+/*
+ * Runs "stmt" with text parameters "args" (data == NULL is SQL NULL) and
+ * calls "done" later.  Returns NGX_DONE (queued; done() will be called
+ * exactly once unless the request ends first), or a status >= 300 with
+ * the error recorded (no connection can be had now), or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_pg_query(ngx_http_request_t *r,
+    ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs,
+    ngx_http_cms_pg_done_pt done);
+
+/*
+ * Checks a continuation's result.  Returns NGX_OK when "res" has status
+ * "expect"; 503 when res is NULL; 409 "conflict" for a unique violation
+ * (the caller may record a more precise code); NGX_ERROR otherwise, with
+ * the server's message logged.
+ */
+ngx_int_t ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
+    ExecStatusType expect);
+
+void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
+
+
+#endif /* _NGX_HTTP_CMS_PG_H_INCLUDED_ */

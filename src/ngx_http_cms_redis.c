@@ -1,0 +1,1029 @@
+
+/*
+ * The per-worker Redis pool.
+ *
+ * nginx connects (ngx_event_connect_peer() to an address parsed at load
+ * time, so nothing resolves), sends and receives; hiredis formats commands
+ * and parses replies.  Every read goes on until EAGAIN, so edge triggering
+ * never strands bytes.  A pipeline is a batch of commands whose replies are
+ * counted.  Idle connections follow nginx's upstream keepalive habits: a
+ * peek on read closes them on EOF or stray data, and c->idle lets reload
+ * and quit close them.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <ngx_event_connect.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_redis.h"
+
+
+#define NGX_HTTP_CMS_REDIS_BACKOFF_MIN  100
+#define NGX_HTTP_CMS_REDIS_BACKOFF_MAX  2000
+
+
+typedef enum {
+    NGX_HTTP_CMS_REDIS_DOWN = 0,
+    NGX_HTTP_CMS_REDIS_CONNECTING,
+    NGX_HTTP_CMS_REDIS_IDLE,
+    NGX_HTTP_CMS_REDIS_BUSY
+} ngx_http_cms_redis_state_e;
+
+
+typedef struct ngx_http_cms_redis_op_s  ngx_http_cms_redis_op_t;
+
+
+typedef struct {
+    ngx_peer_connection_t       peer;
+    ngx_http_cms_redis_state_e  state;
+    redisReader                *reader;
+    ngx_http_cms_redis_op_t    *op;          /* NULL when detached */
+    u_char                     *pos;         /* unsent output */
+    u_char                     *last;
+    ngx_uint_t                  expect;
+    ngx_uint_t                  got;
+    redisReply                 *replies[NGX_HTTP_CMS_REDIS_MAX_PIPELINE];
+    ngx_event_t                 timer;
+    ngx_log_t                   log;
+} ngx_http_cms_redis_slot_t;
+
+
+struct ngx_http_cms_redis_op_s {
+    ngx_http_request_t         *request;
+    ngx_http_cms_redis_cmds_t  *cmds;
+    ngx_http_cms_redis_done_pt  done;
+    ngx_http_cms_redis_slot_t  *slot;
+    ngx_queue_t                 queue;
+    ngx_event_t                 wait;
+    unsigned                    queued:1;
+};
+
+
+typedef struct {
+    ngx_http_cms_redis_conf_t  *conf;
+    ngx_http_cms_redis_slot_t  *slots;
+    ngx_queue_t                 waiting;
+    ngx_uint_t                  nwaiting;
+    ngx_msec_t                  backoff;
+    ngx_msec_t                  retry_at;
+} ngx_http_cms_redis_pool_t;
+
+
+static ngx_int_t ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s);
+static ngx_int_t ngx_http_cms_redis_start(ngx_http_cms_redis_slot_t *s,
+    ngx_http_cms_redis_op_t *op);
+static ngx_int_t ngx_http_cms_redis_send(ngx_http_cms_redis_slot_t *s);
+static ngx_int_t ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_write_handler(ngx_event_t *ev);
+static void ngx_http_cms_redis_read_handler(ngx_event_t *ev);
+static void ngx_http_cms_redis_idle_handler(ngx_event_t *ev);
+static void ngx_http_cms_redis_timer_handler(ngx_event_t *ev);
+static void ngx_http_cms_redis_wait_handler(ngx_event_t *ev);
+static void ngx_http_cms_redis_connected(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s,
+    ngx_uint_t connect);
+static void ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_kick(void);
+static ngx_http_cms_redis_slot_t *ngx_http_cms_redis_acquire(void);
+static ngx_uint_t ngx_http_cms_redis_live(void);
+static ngx_http_cms_redis_op_t *ngx_http_cms_redis_dequeue(void);
+static void ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op,
+    redisReply **replies, ngx_uint_t n);
+static void ngx_http_cms_redis_detach(void *data);
+static ngx_int_t ngx_http_cms_redis_peek(ngx_connection_t *c);
+
+
+static ngx_http_cms_redis_pool_t  ngx_http_cms_redis_pool;
+
+
+/* configuration */
+
+char *
+ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_int_t                   n;
+    ngx_str_t                  *value, s;
+    ngx_url_t                   u;
+    ngx_uint_t                  i;
+    ngx_http_cms_redis_conf_t  *rcf;
+
+    if (mcf->redis != NULL) {
+        return "is duplicate";
+    }
+
+    rcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_redis_conf_t));
+    if (rcf == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    rcf->max = 8;
+    rcf->queue = 256;
+    rcf->timeout = 3000;
+
+    value = cf->args->elts;
+
+    if (ngx_strncmp(value[1].data, "unix:", 5) == 0) {
+        ngx_memzero(&u, sizeof(ngx_url_t));
+        u.url = value[1];
+
+        if (ngx_parse_url(cf->pool, &u) != NGX_OK || u.naddrs == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_redis: invalid socket \"%V\"", &value[1]);
+            return NGX_CONF_ERROR;
+        }
+
+        rcf->addr = u.addrs[0];
+
+    } else if (ngx_parse_addr_port(cf->pool, &rcf->addr, value[1].data,
+                                   value[1].len)
+               != NGX_OK
+               || ngx_inet_get_port(rcf->addr.sockaddr) == 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_redis: \"%V\" is not an IP address with a "
+                           "port or a \"unix:\" path; a host name would "
+                           "need a blocking lookup", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    rcf->addr.name = value[1];
+
+    for (i = 2; i < cf->args->nelts; i++) {
+        s.data = (u_char *) ngx_strchr(value[i].data, '=');
+
+        if (s.data == NULL) {
+            goto invalid;
+        }
+
+        s.data++;
+        s.len = value[i].data + value[i].len - s.data;
+
+        if (ngx_strncmp(value[i].data, "max=", 4) == 0
+            || ngx_strncmp(value[i].data, "queue=", 6) == 0)
+        {
+            n = ngx_atoi(s.data, s.len);
+
+            if (n == NGX_ERROR || (n == 0 && value[i].data[0] == 'm')) {
+                goto invalid;
+            }
+
+            *(value[i].data[0] == 'm' ? &rcf->max : &rcf->queue) = n;
+
+        } else if (ngx_strncmp(value[i].data, "timeout=", 8) == 0) {
+            rcf->timeout = ngx_parse_time(&s, 0);
+
+            if (rcf->timeout == (ngx_msec_t) NGX_ERROR || rcf->timeout == 0) {
+                goto invalid;
+            }
+
+        } else {
+            goto invalid;
+        }
+    }
+
+    mcf->redis = rcf;
+
+    return NGX_CONF_OK;
+
+invalid:
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "invalid parameter \"%V\" in \"cms_redis\"",
+                       &value[i]);
+
+    return NGX_CONF_ERROR;
+}
+
+
+/* worker lifetime */
+
+ngx_int_t
+ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_redis_conf_t *rcf)
+{
+    ngx_uint_t                  i;
+    ngx_http_cms_redis_slot_t  *s;
+
+    ngx_http_cms_redis_pool.conf = rcf;
+    ngx_queue_init(&ngx_http_cms_redis_pool.waiting);
+
+    ngx_http_cms_redis_pool.slots =
+        ngx_pcalloc(cycle->pool, rcf->max * sizeof(ngx_http_cms_redis_slot_t));
+    if (ngx_http_cms_redis_pool.slots == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < rcf->max; i++) {
+        s = &ngx_http_cms_redis_pool.slots[i];
+
+        s->log = *cycle->log;
+        s->log.action = "talking to redis";
+
+        s->timer.handler = ngx_http_cms_redis_timer_handler;
+        s->timer.data = s;
+        s->timer.log = &s->log;
+        s->timer.cancelable = 1;
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_cms_redis_exit_process(void)
+{
+    ngx_uint_t  i;
+
+    if (ngx_http_cms_redis_pool.conf == NULL) {
+        return;
+    }
+
+    for (i = 0; i < ngx_http_cms_redis_pool.conf->max; i++) {
+        ngx_http_cms_redis_close(&ngx_http_cms_redis_pool.slots[i]);
+    }
+}
+
+
+/* the request side */
+
+ngx_int_t
+ngx_http_cms_redis_append(ngx_http_request_t *r,
+    ngx_http_cms_redis_cmds_t *cmds, int argc, const char **argv,
+    const size_t *argvlen)
+{
+    int      len;
+    char    *cmd;
+    u_char  *p;
+
+    if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: redis pipeline too long");
+        return NGX_ERROR;
+    }
+
+    len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_pnalloc(r->pool, cmds->out.len + len);
+    if (p == NULL) {
+        redisFreeCommand(cmd);
+        return NGX_ERROR;
+    }
+
+    if (cmds->out.len) {
+        ngx_memcpy(p, cmds->out.data, cmds->out.len);
+    }
+
+    ngx_memcpy(p + cmds->out.len, cmd, len);
+    redisFreeCommand(cmd);
+
+    cmds->out.data = p;
+    cmds->out.len += len;
+    cmds->n++;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_redis_run(ngx_http_request_t *r,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_redis_done_pt done)
+{
+    ngx_uint_t                  i;
+    ngx_pool_cleanup_t         *cln;
+    ngx_http_cms_redis_op_t    *op;
+    ngx_http_cms_redis_pool_t  *pool;
+    ngx_http_cms_redis_slot_t  *s;
+
+    pool = &ngx_http_cms_redis_pool;
+
+    if (pool->conf == NULL) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: \"cms_redis\" is not configured");
+        return NGX_ERROR;
+    }
+
+    op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_op_t));
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+
+    if (op == NULL || cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_cms_redis_detach;
+    cln->data = op;
+
+    op->request = r;
+    op->cmds = cmds;
+    op->done = done;
+
+    r->read_event_handler = ngx_http_test_reading;
+
+    s = ngx_http_cms_redis_acquire();
+
+    if (s == NULL && ngx_current_msec >= pool->retry_at) {
+        for (i = 0; i < pool->conf->max; i++) {
+            if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_DOWN) {
+                (void) ngx_http_cms_redis_connect(&pool->slots[i]);
+                break;
+            }
+        }
+
+        s = ngx_http_cms_redis_acquire();
+    }
+
+    if (s != NULL) {
+        if (ngx_http_cms_redis_start(s, op) == NGX_OK) {
+            return NGX_DONE;
+        }
+
+        ngx_http_cms_redis_close(s);
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    if (!ngx_http_cms_redis_live() || pool->nwaiting >= pool->conf->queue) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: no redis connection can be had");
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    op->wait.handler = ngx_http_cms_redis_wait_handler;
+    op->wait.data = op;
+    op->wait.log = r->connection->log;
+    ngx_add_timer(&op->wait, pool->conf->timeout);
+
+    ngx_queue_insert_tail(&pool->waiting, &op->queue);
+    pool->nwaiting++;
+    op->queued = 1;
+
+    return NGX_DONE;
+}
+
+
+void
+ngx_http_cms_redis_stats(ngx_http_cms_pool_stats_t *st)
+{
+    ngx_uint_t                  i;
+    ngx_http_cms_redis_slot_t  *s;
+
+    ngx_memzero(st, sizeof(ngx_http_cms_pool_stats_t));
+
+    if (ngx_http_cms_redis_pool.conf == NULL) {
+        return;
+    }
+
+    st->max = ngx_http_cms_redis_pool.conf->max;
+    st->queued = ngx_http_cms_redis_pool.nwaiting;
+
+    for (i = 0; i < st->max; i++) {
+        s = &ngx_http_cms_redis_pool.slots[i];
+
+        if (s->state == NGX_HTTP_CMS_REDIS_DOWN) {
+            continue;
+        }
+
+        st->connections++;
+
+        if (s->state == NGX_HTTP_CMS_REDIS_IDLE) {
+            st->idle++;
+
+        } else {
+            st->busy++;
+        }
+    }
+}
+
+
+/* the request ended: a half-sent batch cannot go on, a sent one drains */
+static void
+ngx_http_cms_redis_detach(void *data)
+{
+    ngx_http_cms_redis_op_t *op = data;
+
+    ngx_http_cms_redis_slot_t  *s;
+
+    if (op->queued) {
+        ngx_queue_remove(&op->queue);
+        ngx_http_cms_redis_pool.nwaiting--;
+        op->queued = 0;
+    }
+
+    if (op->wait.timer_set) {
+        ngx_del_timer(&op->wait);
+    }
+
+    s = op->slot;
+
+    if (s == NULL) {
+        return;
+    }
+
+    s->op = NULL;
+    op->slot = NULL;
+
+    if (s->pos != s->last) {
+        /* the unsent bytes live in the request's pool */
+        ngx_http_cms_redis_close(s);
+    }
+}
+
+
+static void
+ngx_http_cms_redis_wait_handler(ngx_event_t *ev)
+{
+    ngx_http_cms_redis_op_t *op = ev->data;
+
+    ngx_log_error(NGX_LOG_ERR, ev->log, 0,
+                  "cms: timed out waiting for a redis connection");
+
+    ngx_queue_remove(&op->queue);
+    ngx_http_cms_redis_pool.nwaiting--;
+    op->queued = 0;
+
+    ngx_http_cms_redis_deliver(op, NULL, 0);
+}
+
+
+static void
+ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op, redisReply **replies,
+    ngx_uint_t n)
+{
+    ngx_int_t            rc;
+    ngx_connection_t    *c;
+    ngx_http_request_t  *r;
+
+    r = op->request;
+    c = r->connection;
+
+    /* op lives in r->pool: it must not be touched after finish() */
+    rc = op->done(r, ngx_http_get_module_ctx(r, ngx_http_cms_module),
+                  replies, n);
+
+    ngx_http_cms_finish(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
+
+/* slots */
+
+static ngx_http_cms_redis_slot_t *
+ngx_http_cms_redis_acquire(void)
+{
+    ngx_uint_t                  i;
+    ngx_http_cms_redis_slot_t  *s;
+
+    for (i = 0; i < ngx_http_cms_redis_pool.conf->max; i++) {
+        s = &ngx_http_cms_redis_pool.slots[i];
+
+        if (s->state != NGX_HTTP_CMS_REDIS_IDLE) {
+            continue;
+        }
+
+        if (ngx_http_cms_redis_peek(s->peer.connection) != NGX_OK) {
+            ngx_log_error(NGX_LOG_WARN, &s->log, 0,
+                          "cms: redis closed an idle connection");
+            ngx_http_cms_redis_close(s);
+            continue;
+        }
+
+        return s;
+    }
+
+    return NULL;
+}
+
+
+static ngx_uint_t
+ngx_http_cms_redis_live(void)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < ngx_http_cms_redis_pool.conf->max; i++) {
+        if (ngx_http_cms_redis_pool.slots[i].state
+            != NGX_HTTP_CMS_REDIS_DOWN)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static ngx_int_t
+ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s)
+{
+    ngx_int_t                   rc;
+    ngx_connection_t           *c;
+    ngx_http_cms_redis_conf_t  *rcf;
+
+    rcf = ngx_http_cms_redis_pool.conf;
+
+    ngx_memzero(&s->peer, sizeof(ngx_peer_connection_t));
+    s->peer.sockaddr = rcf->addr.sockaddr;
+    s->peer.socklen = rcf->addr.socklen;
+    s->peer.name = &rcf->addr.name;
+    s->peer.get = ngx_event_get_peer;
+    s->peer.log = &s->log;
+    s->peer.log_error = NGX_ERROR_ERR;
+    s->log.action = "connecting to redis";
+
+    rc = ngx_event_connect_peer(&s->peer);
+
+    if (rc == NGX_ERROR || rc == NGX_BUSY || rc == NGX_DECLINED) {
+        ngx_log_error(NGX_LOG_ERR, &s->log, 0,
+                      "cms: cannot connect to redis at \"%V\"",
+                      &rcf->addr.name);
+        goto failed;
+    }
+
+    s->reader = redisReaderCreate();
+    if (s->reader == NULL) {
+        goto failed;
+    }
+
+    c = s->peer.connection;
+    c->data = s;
+    c->log = &s->log;
+    c->read->log = &s->log;
+    c->write->log = &s->log;
+    c->read->handler = ngx_http_cms_redis_read_handler;
+    c->write->handler = ngx_http_cms_redis_write_handler;
+
+    s->state = NGX_HTTP_CMS_REDIS_CONNECTING;
+    ngx_add_timer(&s->timer, rcf->timeout);
+
+    if (rc == NGX_OK) {
+        /* connected at once (a unix socket): finish it from the handler */
+        ngx_post_event(c->write, &ngx_posted_events);
+    }
+
+    return NGX_OK;
+
+failed:
+
+    ngx_http_cms_redis_close(s);
+    ngx_http_cms_redis_failed(NULL, 1);
+
+    return NGX_ERROR;
+}
+
+
+static void
+ngx_http_cms_redis_connected(ngx_http_cms_redis_slot_t *s)
+{
+    if (s->timer.timer_set) {
+        ngx_del_timer(&s->timer);
+    }
+
+    ngx_http_cms_redis_pool.backoff = 0;
+    ngx_http_cms_redis_idle(s);
+}
+
+
+static ngx_int_t
+ngx_http_cms_redis_start(ngx_http_cms_redis_slot_t *s,
+    ngx_http_cms_redis_op_t *op)
+{
+    ngx_connection_t  *c;
+
+    c = s->peer.connection;
+
+    s->op = op;
+    op->slot = s;
+    s->pos = op->cmds->out.data;
+    s->last = s->pos + op->cmds->out.len;
+    s->expect = op->cmds->n;
+    s->got = 0;
+    s->state = NGX_HTTP_CMS_REDIS_BUSY;
+    s->log.action = "talking to redis";
+
+    c->idle = 0;
+    c->read->handler = ngx_http_cms_redis_read_handler;
+    c->write->handler = ngx_http_cms_redis_write_handler;
+
+    ngx_add_timer(&s->timer, ngx_http_cms_redis_pool.conf->timeout);
+
+    if (ngx_http_cms_redis_send(s) == NGX_ERROR) {
+        op->slot = NULL;
+        s->op = NULL;
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_cms_redis_send(ngx_http_cms_redis_slot_t *s)
+{
+    ssize_t            n;
+    ngx_connection_t  *c;
+
+    c = s->peer.connection;
+
+    while (s->pos < s->last) {
+        n = c->send(c, s->pos, s->last - s->pos);
+
+        if (n == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (n == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        s->pos += n;
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_cms_redis_write_handler(ngx_event_t *ev)
+{
+    int                         err;
+    socklen_t                   len;
+    ngx_connection_t           *c;
+    ngx_http_cms_redis_slot_t  *s;
+
+    c = ev->data;
+    s = c->data;
+
+    if (s->state == NGX_HTTP_CMS_REDIS_CONNECTING) {
+        err = 0;
+        len = sizeof(int);
+
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, (void *) &err, &len)
+            == -1 || err != 0)
+        {
+            ngx_log_error(NGX_LOG_ERR, &s->log, err ? err : ngx_socket_errno,
+                          "cms: connecting to redis failed");
+            ngx_http_cms_redis_failed(s, 1);
+            return;
+        }
+
+        ngx_http_cms_redis_connected(s);
+        ngx_http_cms_redis_kick();
+        return;
+    }
+
+    if (s->state == NGX_HTTP_CMS_REDIS_BUSY
+        && ngx_http_cms_redis_send(s) == NGX_ERROR)
+    {
+        ngx_log_error(NGX_LOG_ERR, &s->log, 0, "cms: sending to redis failed");
+        ngx_http_cms_redis_failed(s, 0);
+    }
+}
+
+
+static void
+ngx_http_cms_redis_read_handler(ngx_event_t *ev)
+{
+    ngx_int_t                   rc;
+    ngx_connection_t           *c;
+    ngx_http_cms_redis_slot_t  *s;
+
+    c = ev->data;
+    s = c->data;
+
+    if (s->state == NGX_HTTP_CMS_REDIS_CONNECTING) {
+        /* a refused connect shows up as readable too */
+        ngx_http_cms_redis_write_handler(c->write);
+        return;
+    }
+
+    if (s->state != NGX_HTTP_CMS_REDIS_BUSY) {
+        return;
+    }
+
+    rc = ngx_http_cms_redis_recv(s);
+
+    if (rc == NGX_ERROR) {
+        ngx_http_cms_redis_failed(s, 0);
+
+    } else if (rc == NGX_OK) {
+        ngx_http_cms_redis_finished(s);
+    }
+}
+
+
+/* reads until EAGAIN; NGX_OK once every expected reply is parsed */
+static ngx_int_t
+ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s)
+{
+    void              *reply;
+    ssize_t            n;
+    ngx_connection_t  *c;
+    u_char             buf[4096];
+
+    c = s->peer.connection;
+
+    for ( ;; ) {
+        n = c->recv(c, buf, sizeof(buf));
+
+        if (n == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (n == 0 || n == NGX_ERROR) {
+            ngx_log_error(NGX_LOG_ERR, &s->log, 0,
+                          "cms: redis closed the connection");
+            return NGX_ERROR;
+        }
+
+        if (redisReaderFeed(s->reader, (char *) buf, n) != REDIS_OK) {
+            return NGX_ERROR;
+        }
+
+        while (s->got < s->expect) {
+            if (redisReaderGetReply(s->reader, &reply) != REDIS_OK) {
+                ngx_log_error(NGX_LOG_ERR, &s->log, 0,
+                              "cms: bad reply from redis: %s",
+                              s->reader->errstr);
+                return NGX_ERROR;
+            }
+
+            if (reply == NULL) {
+                break;
+            }
+
+            s->replies[s->got++] = reply;
+        }
+
+        if (s->got == s->expect) {
+            /* anything more would be a reply nobody asked for */
+            return NGX_OK;
+        }
+    }
+}
+
+
+static void
+ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s)
+{
+    ngx_uint_t                  n;
+    ngx_http_cms_redis_op_t    *op;
+    redisReply                 *replies[NGX_HTTP_CMS_REDIS_MAX_PIPELINE];
+
+    if (s->timer.timer_set) {
+        ngx_del_timer(&s->timer);
+    }
+
+    op = s->op;
+    s->op = NULL;
+    n = s->got;
+    ngx_memcpy(replies, s->replies, n * sizeof(redisReply *));
+    s->got = 0;
+
+    if (op != NULL) {
+        op->slot = NULL;
+    }
+
+    ngx_http_cms_redis_idle(s);
+
+    if (op != NULL) {
+        ngx_http_cms_redis_deliver(op, replies, n);
+    }
+
+    while (n) {
+        freeReplyObject(replies[--n]);
+    }
+
+    ngx_http_cms_redis_kick();
+}
+
+
+static void
+ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s)
+{
+    ngx_connection_t  *c;
+
+    if (ngx_exiting || ngx_terminate) {
+        ngx_http_cms_redis_close(s);
+        return;
+    }
+
+    c = s->peer.connection;
+
+    s->state = NGX_HTTP_CMS_REDIS_IDLE;
+    s->log.action = "keeping a redis connection";
+    c->idle = 1;
+    c->read->handler = ngx_http_cms_redis_idle_handler;
+    c->write->handler = ngx_http_cms_redis_idle_handler;
+}
+
+
+static void
+ngx_http_cms_redis_idle_handler(ngx_event_t *ev)
+{
+    ngx_connection_t           *c;
+    ngx_http_cms_redis_slot_t  *s;
+
+    c = ev->data;
+    s = c->data;
+
+    if (c->close) {
+        ngx_http_cms_redis_close(s);
+        return;
+    }
+
+    if (!ev->write && ngx_http_cms_redis_peek(c) != NGX_OK) {
+        ngx_log_error(NGX_LOG_WARN, &s->log, 0,
+                      "cms: redis closed an idle connection");
+        ngx_http_cms_redis_close(s);
+    }
+}
+
+
+/* NGX_OK when an idle connection has nothing to read, as it should */
+static ngx_int_t
+ngx_http_cms_redis_peek(ngx_connection_t *c)
+{
+    char  buf[1];
+    int   n;
+
+    n = recv(c->fd, buf, 1, MSG_PEEK);
+
+    if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
+        return NGX_OK;
+    }
+
+    return NGX_ERROR;
+}
+
+
+static void
+ngx_http_cms_redis_timer_handler(ngx_event_t *ev)
+{
+    ngx_http_cms_redis_slot_t *s = ev->data;
+
+    ngx_log_error(NGX_LOG_ERR, &s->log, 0, "cms: redis timed out");
+
+    ngx_http_cms_redis_failed(s, s->state == NGX_HTTP_CMS_REDIS_CONNECTING);
+}
+
+
+static void
+ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s, ngx_uint_t connect)
+{
+    ngx_http_cms_redis_pool_t  *pool;
+    ngx_http_cms_redis_op_t    *op;
+
+    pool = &ngx_http_cms_redis_pool;
+    op = NULL;
+
+    if (connect) {
+        pool->backoff = ngx_min(ngx_max(pool->backoff * 2,
+                                        NGX_HTTP_CMS_REDIS_BACKOFF_MIN),
+                                NGX_HTTP_CMS_REDIS_BACKOFF_MAX);
+        pool->retry_at = ngx_current_msec + pool->backoff;
+    }
+
+    if (s == NULL) {
+        return;
+    }
+
+    op = s->op;
+    s->op = NULL;
+
+    if (op != NULL) {
+        op->slot = NULL;
+    }
+
+    ngx_http_cms_redis_close(s);
+
+    if (op != NULL) {
+        ngx_http_cms_redis_deliver(op, NULL, 0);
+    }
+
+    ngx_http_cms_redis_kick();
+}
+
+
+static ngx_http_cms_redis_op_t *
+ngx_http_cms_redis_dequeue(void)
+{
+    ngx_queue_t              *head;
+    ngx_http_cms_redis_op_t  *op;
+
+    head = ngx_queue_head(&ngx_http_cms_redis_pool.waiting);
+    op = ngx_queue_data(head, ngx_http_cms_redis_op_t, queue);
+
+    ngx_queue_remove(head);
+    ngx_http_cms_redis_pool.nwaiting--;
+    op->queued = 0;
+
+    if (op->wait.timer_set) {
+        ngx_del_timer(&op->wait);
+    }
+
+    return op;
+}
+
+
+static void
+ngx_http_cms_redis_kick(void)
+{
+    ngx_uint_t                  i, connecting;
+    ngx_http_cms_redis_op_t    *op;
+    ngx_http_cms_redis_pool_t  *pool;
+    ngx_http_cms_redis_slot_t  *s;
+
+    pool = &ngx_http_cms_redis_pool;
+
+    while (!ngx_queue_empty(&pool->waiting)) {
+        s = ngx_http_cms_redis_acquire();
+
+        if (s == NULL) {
+            break;
+        }
+
+        op = ngx_http_cms_redis_dequeue();
+
+        if (ngx_http_cms_redis_start(s, op) != NGX_OK) {
+            ngx_http_cms_redis_close(s);
+            ngx_http_cms_redis_deliver(op, NULL, 0);
+        }
+    }
+
+    if (ngx_queue_empty(&pool->waiting)) {
+        return;
+    }
+
+    connecting = 0;
+
+    for (i = 0; i < pool->conf->max; i++) {
+        connecting += (pool->slots[i].state == NGX_HTTP_CMS_REDIS_CONNECTING);
+    }
+
+    for (i = 0; i < pool->conf->max
+                && connecting < pool->nwaiting
+                && ngx_current_msec >= pool->retry_at; i++)
+    {
+        if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_DOWN
+            && ngx_http_cms_redis_connect(&pool->slots[i]) == NGX_OK)
+        {
+            connecting++;
+        }
+    }
+
+    if (ngx_http_cms_redis_live()) {
+        return;
+    }
+
+    while (!ngx_queue_empty(&pool->waiting)) {
+        ngx_http_cms_redis_deliver(ngx_http_cms_redis_dequeue(), NULL, 0);
+    }
+}
+
+
+static void
+ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s)
+{
+    while (s->got) {
+        freeReplyObject(s->replies[--s->got]);
+    }
+}
+
+
+static void
+ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s)
+{
+    if (s->timer.timer_set) {
+        ngx_del_timer(&s->timer);
+    }
+
+    if (s->peer.connection != NULL) {
+        ngx_close_connection(s->peer.connection);
+        s->peer.connection = NULL;
+    }
+
+    if (s->reader != NULL) {
+        redisReaderFree(s->reader);
+        s->reader = NULL;
+    }
+
+    ngx_http_cms_redis_free_replies(s);
+
+    if (s->op != NULL) {
+        s->op->slot = NULL;
+        s->op = NULL;
+    }
+
+    s->pos = NULL;
+    s->last = NULL;
+    s->state = NGX_HTTP_CMS_REDIS_DOWN;
+}

@@ -1,0 +1,71 @@
+
+/*
+ * The per-worker Redis pool: nginx owns the sockets, hiredis only formats
+ * commands and parses replies.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_REDIS_H_INCLUDED_
+#define _NGX_HTTP_CMS_REDIS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <hiredis/hiredis.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_pg.h"
+
+
+#define NGX_HTTP_CMS_REDIS_MAX_PIPELINE  16
+
+
+struct ngx_http_cms_redis_conf_s {
+    ngx_addr_t                  addr;
+    ngx_uint_t                  max;
+    ngx_uint_t                  queue;
+    ngx_msec_t                  timeout;
+};
+
+
+/* commands to pipeline, formatted in r->pool */
+typedef struct {
+    ngx_str_t                   out;
+    ngx_uint_t                  n;
+} ngx_http_cms_redis_cmds_t;
+
+
+/*
+ * The continuation: "replies" holds "n" replies in command order, or is
+ * NULL when no answer came (logged).  Replies are freed when it returns.
+ */
+typedef ngx_int_t (*ngx_http_cms_redis_done_pt)(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
+
+
+char *ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+ngx_int_t ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_redis_conf_t *rcf);
+void ngx_http_cms_redis_exit_process(void);
+
+/*
+ * Appends one command to "cmds".  Returns NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_redis_append(ngx_http_request_t *r,
+    ngx_http_cms_redis_cmds_t *cmds, int argc, const char **argv,
+    const size_t *argvlen);
+
+/*
+ * Sends "cmds" on one connection and calls "done" with every reply.
+ * Returns NGX_DONE, a status >= 300 recorded (no connection now) or
+ * NGX_ERROR; like ngx_http_cms_pg_query().
+ */
+ngx_int_t ngx_http_cms_redis_run(ngx_http_request_t *r,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_redis_done_pt done);
+
+void ngx_http_cms_redis_stats(ngx_http_cms_pool_stats_t *st);
+
+
+#endif /* _NGX_HTTP_CMS_REDIS_H_INCLUDED_ */

@@ -1,0 +1,20 @@
+
+/*
+ * The route tables of the resource files: the only thing each exports.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_RESOURCES_H_INCLUDED_
+#define _NGX_HTTP_CMS_RESOURCES_H_INCLUDED_
+
+
+#include "ngx_http_cms_router.h"
+
+
+extern ngx_http_cms_route_t  ngx_http_cms_health_routes[];
+
+/* only with "cms_test_routes on" */
+extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];
+
+
+#endif /* _NGX_HTTP_CMS_RESOURCES_H_INCLUDED_ */

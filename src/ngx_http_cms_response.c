@@ -1,0 +1,253 @@
+
+/*
+ * Answers and finalization.  Every response carries X-Request-Id; JSON
+ * bodies carry an exact Content-Length.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_response.h"
+
+
+static ngx_int_t ngx_http_cms_send_error(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_int_t rc);
+static ngx_int_t ngx_http_cms_set_status(ngx_http_request_t *r,
+    ngx_uint_t status);
+
+
+static ngx_str_t  ngx_http_cms_request_id_name = ngx_string("X-Request-Id");
+static ngx_str_t  ngx_http_cms_json_type = ngx_string("application/json");
+
+
+ngx_int_t
+ngx_http_cms_respond(ngx_http_request_t *r, ngx_int_t rc)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (rc == NGX_DONE) {
+        return NGX_DONE;
+    }
+
+    if (ctx == NULL) {
+        return rc == NGX_OK ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ctx->sent) {
+        /* the answer went out: only the output filter's result matters */
+        return rc == NGX_ERROR ? NGX_ERROR : ctx->out_rc;
+    }
+
+    if (rc == NGX_OK) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: handler returned NGX_OK without an answer");
+        rc = NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_error(r, ctx, rc);
+}
+
+
+void
+ngx_http_cms_finish(ngx_http_request_t *r, ngx_int_t rc)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    rc = ngx_http_cms_respond(r, rc);
+
+    if (rc == NGX_DONE) {
+        return;
+    }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ctx != NULL) {
+        if (ctx->finalized) {
+            ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                          "cms: request finalized twice");
+            return;
+        }
+
+        ctx->finalized = 1;
+    }
+
+    ngx_http_finalize_request(r, rc);
+}
+
+
+static ngx_int_t
+ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_int_t rc)
+{
+    ngx_str_t   body;
+    ngx_uint_t  status;
+
+    if ((rc == NGX_ERROR || rc < NGX_HTTP_SPECIAL_RESPONSE)
+        && (!ctx->has_err
+            || ngx_http_cms_error_get(ctx->err.code)->status < 500))
+    {
+        /* an internal failure: a 4xx recorded earlier does not describe it */
+        (void) ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INTERNAL, NULL);
+    }
+
+    status = ctx->has_err ? ngx_http_cms_error_get(ctx->err.code)->status
+                          : (ngx_uint_t) rc;
+
+    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR) {
+        /* the cause is logged where it happened; this ties it to the id */
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: answering %ui to request \"%*s\"", status,
+                      (size_t) NGX_HTTP_CMS_REQUEST_ID_LEN, ctx->request_id);
+
+    } else {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "cms: answering %ui", status);
+    }
+
+    if (r->header_sent) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_cms_error_body(r, ctx, &status, &body) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* an error body replaces anything a handler prepared */
+    r->headers_out.content_length_n = -1;
+
+    if (ngx_http_cms_send(r, status, &body) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ctx->out_rc;
+}
+
+
+ngx_int_t
+ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
+{
+    ngx_int_t            rc;
+    ngx_buf_t           *b;
+    ngx_str_t            id;
+    ngx_chain_t          out;
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ngx_http_cms_set_status(r, status) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ctx != NULL) {
+        id.data = ctx->request_id;
+        id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+
+        if (ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    r->headers_out.content_type = ngx_http_cms_json_type;
+    r->headers_out.content_type_len = ngx_http_cms_json_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.content_length_n = body->len;
+
+    if (body->len == 0 || r->method == NGX_HTTP_HEAD) {
+        r->header_only = 1;
+    }
+
+    rc = ngx_http_send_header(r);
+
+    if (ctx != NULL) {
+        ctx->sent = 1;
+        ctx->out_rc = rc;
+    }
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc == NGX_ERROR ? NGX_ERROR : NGX_OK;
+    }
+
+    b = ngx_calloc_buf(r->pool);
+
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = body->data;
+    b->last = body->data + body->len;
+    b->memory = 1;
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    rc = ngx_http_output_filter(r, &out);
+
+    if (ctx != NULL) {
+        ctx->out_rc = rc;
+    }
+
+    return rc == NGX_ERROR ? NGX_ERROR : NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *json)
+{
+    ngx_str_t  body;
+
+    if (ngx_http_cms_json_dump(r, json, &body) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send(r, status, &body);
+}
+
+
+ngx_int_t
+ngx_http_cms_header_add(ngx_http_request_t *r, ngx_str_t *name,
+    ngx_str_t *value)
+{
+    ngx_table_elt_t  *h;
+
+    h = ngx_list_push(&r->headers_out.headers);
+
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    h->key = *name;
+    h->value = *value;
+    h->lowcase_key = NULL;
+
+#if (nginx_version >= 1023000)
+    h->next = NULL;
+#endif
+
+    return NGX_OK;
+}
+
+
+/* 422 has no reason phrase in nginx 1.22: give it a status line */
+static ngx_int_t
+ngx_http_cms_set_status(ngx_http_request_t *r, ngx_uint_t status)
+{
+    r->headers_out.status = status;
+
+    if (status == NGX_HTTP_CMS_UNPROCESSABLE) {
+        ngx_str_set(&r->headers_out.status_line, "422 Unprocessable Entity");
+    }
+
+    return NGX_OK;
+}

@@ -1,0 +1,53 @@
+
+/*
+ * Answers: the headers every response carries, JSON bodies, error bodies,
+ * and ngx_http_cms_finish(), the only caller of ngx_http_finalize_request.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_RESPONSE_H_INCLUDED_
+#define _NGX_HTTP_CMS_RESPONSE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+
+
+/*
+ * Turns a handler's return code into an answer and returns what
+ * ngx_http_finalize_request() should get:
+ *   NGX_DONE   asynchronous work queued; nothing is sent;
+ *   NGX_OK     the handler already sent its response;
+ *   >= 300     an error body from ctx->err (or the status's generic one);
+ *   NGX_ERROR  a 500 internal_error body, unless a header already went.
+ * Used directly by the content handler; everything else calls finish().
+ */
+ngx_int_t ngx_http_cms_respond(ngx_http_request_t *r, ngx_int_t rc);
+
+/*
+ * ngx_http_cms_respond() and then ngx_http_finalize_request(), once per
+ * request.  A caller running from an event handler that is not the
+ * request's own must call ngx_http_run_posted_requests() afterwards.
+ */
+void ngx_http_cms_finish(ngx_http_request_t *r, ngx_int_t rc);
+
+/*
+ * Sends "body" (JSON text in memory that outlives the request, or pool
+ * memory) with "status".  Returns NGX_OK (the answer went to the output
+ * filter; its own rc is kept for finalizing) or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *body);
+
+/* Serialises "json" and sends it; the caller keeps its reference. */
+ngx_int_t ngx_http_cms_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *json);
+
+/* Adds a response header; "value" must live as long as the request. */
+ngx_int_t ngx_http_cms_header_add(ngx_http_request_t *r, ngx_str_t *name,
+    ngx_str_t *value);
+
+
+#endif /* _NGX_HTTP_CMS_RESPONSE_H_INCLUDED_ */

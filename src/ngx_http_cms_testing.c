@@ -1,0 +1,203 @@
+
+/*
+ * Routes for the test suite only, under /v1/_test, answered only with
+ * "cms_test_routes on" (off by default): a slow query, pool counters, a
+ * body echo and a Redis read.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_json.h"
+
+
+static ngx_int_t ngx_http_cms_testing_sleep(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_slept(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_testing_pool(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_echo(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_redis(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_redis_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
+
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_sleep_sql =
+    ngx_http_cms_pg_stmt("SELECT pg_sleep($1::float8)", 1);
+
+
+ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
+
+    { NGX_HTTP_GET, ngx_string("/_test/sleep"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_sleep },
+
+    { NGX_HTTP_GET, ngx_string("/_test/pool"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_pool },
+
+    { NGX_HTTP_POST, ngx_string("/_test/echo"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_echo },
+
+    { NGX_HTTP_GET, ngx_string("/_test/redis"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_redis },
+
+    ngx_http_cms_null_route
+};
+
+
+static ngx_int_t
+ngx_http_cms_testing_sleep(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  seconds;
+
+    if (ngx_http_arg(r, (u_char *) "seconds", 7, &seconds) != NGX_OK
+        || seconds.len == 0 || seconds.len > 4
+        || ngx_atofp(seconds.data, seconds.len, 2) == NGX_ERROR)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                 "seconds");
+    }
+
+    ctx->data = ngx_pstrdup(r->pool, &seconds);
+    if (ctx->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    seconds.data = ctx->data;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_testing_sleep_sql,
+                                 &seconds, 1, ngx_http_cms_testing_slept);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_slept(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t   rc;
+    ngx_str_t   seconds;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    json_t     *json;
+
+    (void) ngx_http_arg(r, (u_char *) "seconds", 7, &seconds);
+
+    json = json_pack("{s:f}", "slept",
+                     ngx_atofp(seconds.data, seconds.len, 2) / 100.0);
+
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+static json_t *
+ngx_http_cms_testing_stats(ngx_http_cms_pool_stats_t *st)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I}",
+                     "max", (json_int_t) st->max,
+                     "connections", (json_int_t) st->connections,
+                     "idle", (json_int_t) st->idle,
+                     "busy", (json_int_t) st->busy,
+                     "queued", (json_int_t) st->queued);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_pool(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    json_t                     *json;
+    ngx_http_cms_pool_stats_t   pg, redis;
+
+    ngx_http_cms_pg_stats(&pg);
+    ngx_http_cms_redis_stats(&redis);
+
+    json = json_pack("{s:o, s:o}", "pg", ngx_http_cms_testing_stats(&pg),
+                     "redis", ngx_http_cms_testing_stats(&redis));
+
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_echo(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    if (ctx->body == NULL) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_BODY_REQUIRED, NULL);
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, ctx->body);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_redis(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t                   key;
+    const char                 *argv[2];
+    size_t                      argvlen[2];
+    ngx_http_cms_redis_cmds_t  *cmds;
+
+    if (ngx_http_arg(r, (u_char *) "key", 3, &key) != NGX_OK || key.len == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST, "key");
+    }
+
+    cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
+    if (cmds == NULL) {
+        return NGX_ERROR;
+    }
+
+    argv[0] = "GET";
+    argvlen[0] = 3;
+    argv[1] = (const char *) key.data;
+    argvlen[1] = key.len;
+
+    if (ngx_http_cms_redis_append(r, cmds, 2, argv, argvlen) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_redis_run(r, cmds, ngx_http_cms_testing_redis_done);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_redis_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n)
+{
+    json_t  *json;
+
+    if (replies == NULL) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    json = json_pack("{s:o}", "value",
+                     replies[0]->type == REDIS_REPLY_STRING
+                     ? json_stringn(replies[0]->str, replies[0]->len)
+                     : json_null());
+
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
