@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
+#include "cms_kdf.h"
 
 
 #define NGX_HTTP_CMS_SECRET_MAX        4096
@@ -98,4 +99,14 @@ ngx_http_cms_crypto_random(u_char *buf, size_t n)
     }
 
     return NGX_OK;
+}
+
+
+void
+ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
+{
+    cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_SESSION,
+                   mcf->session_key);
+    cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_API_KEY,
+                   mcf->api_pepper);
 }

@@ -11,6 +11,7 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include "ngx_http_cms_module.h"
 
 
 #define NGX_HTTP_CMS_SECRET_MIN        32
@@ -19,6 +20,9 @@
 /* "cms_secret" directive: reads the key file at load time */
 char *ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+
+/* Derives the sub-keys (session signing, key pepper) from the secret. */
+void ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf);
 
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);

@@ -7,6 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 
 
@@ -165,4 +167,63 @@ ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len)
     *buf++ = '"';
 
     return buf;
+}
+
+
+ngx_int_t
+ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj, const char *key,
+    ngx_uint_t missing, size_t max, ngx_str_t *out)
+{
+    json_t  *v;
+
+    ngx_str_null(out);
+
+    v = json_object_get(obj, key);
+
+    if (v == NULL || json_is_null(v)) {
+        return missing ? ngx_http_cms_fail(r, missing, key) : NGX_OK;
+    }
+
+    if (!json_is_string(v) || json_string_length(v) > max) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, key);
+    }
+
+    out->data = (u_char *) json_string_value(v);
+    out->len = json_string_length(v);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
+    const char **fields, const char **ignored)
+{
+    json_t       *v;
+    const char   *key, **f;
+    static char   msg[] = "The body has a field this route does not take";
+
+    if (obj == NULL || !json_is_object(obj)) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     NULL, "The body must be a JSON object");
+    }
+
+    json_object_foreach(obj, key, v) {
+        for (f = fields; *f && ngx_strcmp(*f, key) != 0; f++) { /* void */ }
+
+        if (*f) {
+            continue;
+        }
+
+        for (f = ignored; f && *f && ngx_strcmp(*f, key) != 0; f++) {
+            /* void */
+        }
+
+        if (f == NULL || *f == NULL) {
+            return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+                                         key, msg);
+        }
+    }
+
+    return NGX_OK;
 }

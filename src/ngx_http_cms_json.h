@@ -38,4 +38,24 @@ u_char *ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len);
 size_t ngx_http_cms_json_escaped_len(const u_char *s, size_t len);
 
 
+/*
+ * Reads string field "key" of the request body object into "out" (bytes
+ * owned by the body, which lives as long as the request).  Absent or null:
+ * out->data is NULL and NGX_OK, unless "missing" names an error code, which
+ * is then recorded and its status returned.  A non-string, or a string over
+ * "max" bytes, records invalid_field_value naming the field.
+ */
+ngx_int_t ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj,
+    const char *key, ngx_uint_t missing, size_t max, ngx_str_t *out);
+
+/*
+ * Checks that the body is a JSON object whose keys are all in "fields"
+ * (NULL-terminated) or in "ignored" (read-only fields the API returns,
+ * accepted and dropped so that a client can send back what it read).
+ * Returns NGX_OK or 400 recorded, naming the first unknown field.
+ */
+ngx_int_t ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
+    const char **fields, const char **ignored);
+
+
 #endif /* _NGX_HTTP_CMS_JSON_H_INCLUDED_ */

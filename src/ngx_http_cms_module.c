@@ -80,6 +80,27 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       0,
       NULL },
 
+    { ngx_string("cms_session_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, session_ttl),
+      NULL },
+
+    { ngx_string("cms_require_verified_email"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, require_verified),
+      NULL },
+
+    { ngx_string("cms_thread_pool"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, thread_pool),
+      NULL },
+
     { ngx_string("cms_test_routes"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -272,9 +293,13 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
      *     mcf->redis = NULL;
      *     mcf->secret = { 0, NULL };
      *     mcf->storage = { 0, NULL };
+     *     mcf->thread_pool = { 0, NULL };
+     *     mcf->tp = NULL;
      */
 
     mcf->test_routes = NGX_CONF_UNSET;
+    mcf->session_ttl = NGX_CONF_UNSET;
+    mcf->require_verified = NGX_CONF_UNSET;
 
     return mcf;
 }
@@ -286,6 +311,22 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_http_cms_main_conf_t *mcf = conf;
 
     ngx_conf_init_value(mcf->test_routes, 0);
+    ngx_conf_init_value(mcf->session_ttl, 86400);
+    ngx_conf_init_value(mcf->require_verified, 0);
+
+    if (mcf->thread_pool.data == NULL) {
+        ngx_str_set(&mcf->thread_pool, "default");
+    }
+
+    /* password hashing runs there; "default" exists once it is added */
+    mcf->tp = ngx_thread_pool_add(cf, &mcf->thread_pool);
+    if (mcf->tp == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (mcf->secret.data != NULL) {
+        ngx_http_cms_crypto_derive(mcf);
+    }
 
     return NGX_CONF_OK;
 }
@@ -338,10 +379,10 @@ ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
 
-    if (mcf->pg == NULL || mcf->redis == NULL) {
+    if (mcf->pg == NULL || mcf->redis == NULL || mcf->secret.data == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "\"cms\" needs \"cms_postgres\" and \"cms_redis\" "
-                           "earlier in the http block");
+                           "\"cms\" needs \"cms_postgres\", \"cms_redis\" "
+                           "and \"cms_secret\" earlier in the http block");
         return NGX_CONF_ERROR;
     }
 

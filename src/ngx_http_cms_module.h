@@ -35,6 +35,12 @@ typedef struct {
     ngx_http_cms_pg_conf_t     *pg;
     ngx_http_cms_redis_conf_t  *redis;
     ngx_str_t                   secret;        /* key bytes, from a file */
+    u_char                      session_key[32];
+    u_char                      api_pepper[32];
+    ngx_str_t                   thread_pool;
+    ngx_thread_pool_t          *tp;
+    time_t                      session_ttl;
+    ngx_flag_t                  require_verified;
     ngx_str_t                   storage;
     ngx_flag_t                  test_routes;
 } ngx_http_cms_main_conf_t;
@@ -45,6 +51,20 @@ typedef struct {
     size_t                      body_max_size;
     ngx_uint_t                  json_max_depth;
 } ngx_http_cms_loc_conf_t;
+
+
+/* who is calling, filled by _auth.c */
+typedef struct {
+    ngx_uint_t                  family;       /* ngx_http_cms_auth_e */
+    ngx_str_t                   user_id;
+    ngx_str_t                   workspace_id;
+    ngx_str_t                   key_id;       /* secret keys */
+    ngx_str_t                   session_id;   /* sessions: "sid" claim */
+    time_t                      expires;      /* sessions: "exp" claim */
+    ngx_str_t                   user_json;    /* sessions: the user record */
+    ngx_uint_t                  role;         /* ngx_http_cms_role_e */
+    ngx_uint_t                  scopes;       /* bit mask of scopes */
+} ngx_http_cms_principal_t;
 
 
 /* one recorded error: an index into the catalogue and the offending field */
@@ -60,6 +80,7 @@ struct ngx_http_cms_ctx_s {
     ngx_http_cms_shape_e        shape;
 
     ngx_http_cms_route_t       *route;
+    ngx_http_cms_principal_t    principal;
     ngx_str_t                   params[NGX_HTTP_CMS_MAX_PARAMS];
     ngx_uint_t                  nparams;
 

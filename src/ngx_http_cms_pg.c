@@ -571,6 +571,32 @@ ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
 }
 
 
+ngx_int_t
+ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r, ngx_uint_t status,
+    const char *name, PGresult *res)
+{
+    size_t     len;
+    ngx_str_t  body;
+
+    if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    len = PQgetlength(res, 0, 0);
+
+    body.data = ngx_pnalloc(r->pool, len + ngx_strlen(name) + 8);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    body.len = ngx_sprintf(body.data, "{\"%s\":%*s}", name, len,
+                           PQgetvalue(res, 0, 0))
+               - body.data;
+
+    return ngx_http_cms_send(r, status, &body);
+}
+
+
 void
 ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st)
 {
@@ -841,6 +867,9 @@ ngx_http_cms_pg_unwrap(ngx_http_cms_pg_slot_t *slot)
     }
 
     ngx_free_connection(c);
+
+    /* as ngx_close_connection() does, or the exit check sees a leak */
+    c->fd = (ngx_socket_t) -1;
     slot->c = NULL;
 }
 

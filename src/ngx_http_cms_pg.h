@@ -89,6 +89,14 @@ ngx_int_t ngx_http_cms_pg_query(ngx_http_request_t *r,
 ngx_int_t ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
     ExecStatusType expect);
 
+/*
+ * Sends {"<name>": <row 0, column 0>} where that column is JSON text made
+ * by the statement; no row (or NULL) answers 404 not_found.  Returns the
+ * handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r,
+    ngx_uint_t status, const char *name, PGresult *res);
+
 void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
 
 

@@ -14,6 +14,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_auth.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -29,6 +30,9 @@ static ngx_int_t ngx_http_cms_router_allow(ngx_http_request_t *r,
 
 static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_health_routes,
+    ngx_http_cms_accounts_routes,
+    ngx_http_cms_workspaces_routes,
+    ngx_http_cms_api_keys_routes,
     ngx_http_cms_testing_routes,
     NULL
 };
@@ -124,12 +128,7 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 ngx_int_t
 ngx_http_cms_router_dispatch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    if (ctx->route->auth != NGX_HTTP_CMS_AUTH_NONE) {
-        /* credential families arrive with the identity issue */
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAUTHORIZED, NULL);
-    }
-
-    return ctx->route->handler(r, ctx);
+    return ngx_http_cms_auth_run(r, ctx);
 }
 
 

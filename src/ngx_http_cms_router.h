@@ -29,7 +29,8 @@ typedef enum {
     NGX_HTTP_CMS_AUTH_NONE = 0,
     NGX_HTTP_CMS_AUTH_SECRET_KEY,
     NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY,
-    NGX_HTTP_CMS_AUTH_SESSION,
+    NGX_HTTP_CMS_AUTH_SESSION,            /* a session, no workspace */
+    NGX_HTTP_CMS_AUTH_MEMBER,             /* a session of a member of :id */
     NGX_HTTP_CMS_AUTH_ADMIN_KEY,
     NGX_HTTP_CMS_AUTH_EXT_KEY
 } ngx_http_cms_auth_e;

@@ -17,6 +17,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_json.h"
+#include "ngx_http_cms_auth.h"
 
 
 static ngx_int_t ngx_http_cms_testing_sleep(ngx_http_request_t *r,
@@ -28,6 +29,8 @@ static ngx_int_t ngx_http_cms_testing_pool(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_testing_echo(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_redis(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_scoped(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_redis_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
@@ -50,6 +53,15 @@ ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/_test/redis"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_testing_redis },
+
+    /* a secret-key route needing a scope, before any resource needs one */
+    { NGX_HTTP_GET, ngx_string("/_test/scoped"), NGX_HTTP_CMS_AUTH_SECRET_KEY,
+      NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE, ngx_http_cms_testing_scoped },
+
+    /* a studio route needing the editor role */
+    { NGX_HTTP_GET, ngx_string("/workspaces/:id/_test/editor"),
+      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
+      ngx_http_cms_testing_scoped },
 
     ngx_http_cms_null_route
 };
@@ -194,6 +206,27 @@ ngx_http_cms_testing_redis_done(ngx_http_request_t *r,
                      replies[0]->type == REDIS_REPLY_STRING
                      ? json_stringn(replies[0]->str, replies[0]->len)
                      : json_null());
+
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+/* tells who the router let in */
+static ngx_int_t
+ngx_http_cms_testing_scoped(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    json_t  *json;
+
+    json = json_pack("{s:s%, s:s%, s:I}",
+                     "workspace_id", ctx->principal.workspace_id.data,
+                     ctx->principal.workspace_id.len,
+                     "user_id", ctx->principal.user_id.data,
+                     ctx->principal.user_id.len,
+                     "role", (json_int_t) ctx->principal.role);
 
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
         return NGX_ERROR;

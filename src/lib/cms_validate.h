@@ -1,0 +1,25 @@
+
+/*
+ * Validators for request values.  Pure functions over (pointer, length).
+ */
+
+
+#ifndef _CMS_VALIDATE_H_INCLUDED_
+#define _CMS_VALIDATE_H_INCLUDED_
+
+
+#include <stddef.h>
+
+
+/*
+ * 1 when "s" is a plausible email address: one "@", a local part of 1-64
+ * printable ASCII characters without spaces, quotes or angle brackets, a
+ * domain of dot-separated labels (letters, digits, hyphens, not starting
+ * or ending with a hyphen) with at least one dot, 254 bytes at most.
+ * Deliberately narrower than RFC 5321: it accepts what mail systems
+ * deliver and refuses what is surely a mistake.  0 otherwise.
+ */
+int cms_email_valid(const char *s, size_t len);
+
+
+#endif /* _CMS_VALIDATE_H_INCLUDED_ */

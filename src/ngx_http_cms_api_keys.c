@@ -1,0 +1,364 @@
+
+/*
+ * API keys: minted, listed and revoked by owners and admins under
+ * /v1/workspaces/{id}/api-keys; GET /v1/api/key tells a key about itself.
+ * The secret is shown once; only its HMAC and visible prefix are stored.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_pg.h"
+#include "cms_key.h"
+#include "cms_kdf.h"
+#include "cms_hex.h"
+#include "cms_uuid.h"
+
+
+#define NGX_HTTP_CMS_KEY_SECRET_LEN    32
+
+
+static ngx_int_t ngx_http_cms_api_keys_create(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_api_keys_created(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_api_keys_list(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_api_keys_listed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_api_keys_delete(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_api_keys_deleted(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_api_keys_self(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_api_keys_got(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_api_keys_scopes(ngx_http_request_t *r,
+    json_t *scopes, ngx_str_t *out);
+static ngx_int_t ngx_http_cms_api_keys_mint(ngx_http_request_t *r,
+    ngx_str_t *secret, ngx_str_t *prefix, ngx_str_t *hash);
+
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_insert_sql =
+    ngx_http_cms_pg_stmt(
+        "INSERT INTO api_keys (workspace_id, created_by, name, key_prefix,"
+        " secret_hash, scopes)"
+        " VALUES ($1, $2, $3, $4, decode($5, 'hex'), string_to_array($6, ' '))"
+        " RETURNING cms_api_key_json(api_keys)::text",
+        6);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_list_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT coalesce(json_agg(cms_api_key_json(k)"
+        "  ORDER BY k.created_at DESC, k.id), '[]')::text"
+        " FROM api_keys k WHERE k.workspace_id = $1",
+        1);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_revoke_sql =
+    ngx_http_cms_pg_stmt(
+        "UPDATE api_keys SET revoked_at = now()"
+        " WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL"
+        " RETURNING id",
+        2);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_get_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_api_key_json(k)::text FROM api_keys k"
+        " WHERE k.id = $1 AND k.workspace_id = $2",
+        2);
+
+
+ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[] = {
+
+    { NGX_HTTP_POST, ngx_string("/workspaces/:id/api-keys"),
+      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
+      ngx_http_cms_api_keys_create },
+
+    { NGX_HTTP_GET, ngx_string("/workspaces/:id/api-keys"),
+      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
+      ngx_http_cms_api_keys_list },
+
+    { NGX_HTTP_DELETE, ngx_string("/workspaces/:id/api-keys/:key"),
+      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
+      ngx_http_cms_api_keys_delete },
+
+    { NGX_HTTP_GET, ngx_string("/api/key"), NGX_HTTP_CMS_AUTH_SECRET_KEY, 0,
+      ngx_http_cms_api_keys_self },
+
+    ngx_http_cms_null_route
+};
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t   rc;
+    ngx_str_t   args[6], *secret;
+
+    static const char  *fields[] = { "name", "scopes", NULL };
+
+    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_json_string(r, ctx->body, "name",
+                                  NGX_HTTP_CMS_ERR_NAME_REQUIRED, 200,
+                                  &args[2]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (args[2].len == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NAME_REQUIRED, "name");
+    }
+
+    rc = ngx_http_cms_api_keys_scopes(r, json_object_get(ctx->body, "scopes"),
+                                      &args[5]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    secret = ngx_palloc(r->pool, sizeof(ngx_str_t));
+    if (secret == NULL
+        || ngx_http_cms_api_keys_mint(r, secret, &args[3], &args[4])
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ctx->data = secret;
+
+    args[0] = ctx->principal.workspace_id;
+    args[1] = ctx->principal.user_id;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_api_keys_insert_sql, args,
+                                 6, ngx_http_cms_api_keys_created);
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    size_t      len;
+    ngx_int_t   rc;
+    ngx_str_t   body, *secret;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    secret = ctx->data;
+    len = PQgetlength(res, 0, 0);
+
+    body.data = ngx_pnalloc(r->pool, len + secret->len + 32);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    body.len = ngx_sprintf(body.data, "{\"api_key\":%*s,\"secret\":\"%V\"}",
+                           len, PQgetvalue(res, 0, 0), secret)
+               - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_CREATED, &body);
+}
+
+
+/* a non-empty array of known scope names, joined with spaces for SQL */
+static ngx_int_t
+ngx_http_cms_api_keys_scopes(ngx_http_request_t *r, json_t *scopes,
+    ngx_str_t *out)
+{
+    u_char      *p;
+    size_t       i;
+    json_t      *v;
+    ngx_str_t    name;
+    ngx_uint_t   bits, bit;
+
+    if (!json_is_array(scopes) || json_array_size(scopes) == 0
+        || json_array_size(scopes) > 64)
+    {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_SCOPE,
+                                     "scopes", "scopes must be a non-empty "
+                                     "array of scope names");
+    }
+
+    p = ngx_pnalloc(r->pool, json_array_size(scopes) * 32);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    out->data = p;
+    bits = 0;
+
+    json_array_foreach(scopes, i, v) {
+        name.data = (u_char *) json_string_value(v);
+        name.len = json_is_string(v) ? json_string_length(v) : 0;
+
+        bit = name.len < 32 ? ngx_http_cms_auth_scope(&name) : 0;
+
+        if (bit == 0) {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_SCOPE,
+                                     "scopes");
+        }
+
+        if (bits & bit) {
+            continue;
+        }
+
+        bits |= bit;
+
+        if (p != out->data) {
+            *p++ = ' ';
+        }
+
+        p = ngx_cpymem(p, name.data, name.len);
+    }
+
+    out->len = p - out->data;
+
+    return NGX_OK;
+}
+
+
+/* a fresh key: the secret shown once, its visible prefix, its HMAC (hex) */
+static ngx_int_t
+ngx_http_cms_api_keys_mint(ngx_http_request_t *r, ngx_str_t *secret,
+    ngx_str_t *prefix, ngx_str_t *hash)
+{
+    cms_key_t                  k;
+    ngx_http_cms_main_conf_t  *mcf;
+    unsigned char              raw[NGX_HTTP_CMS_KEY_SECRET_LEN], mac[32];
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    secret->data = ngx_pnalloc(r->pool, CMS_KEY_MAX_LEN);
+    prefix->data = ngx_pnalloc(r->pool, CMS_KEY_VISIBLE_MAX);
+    hash->data = ngx_pnalloc(r->pool, 2 * sizeof(mac));
+
+    if (secret->data == NULL || prefix->data == NULL || hash->data == NULL
+        || ngx_http_cms_crypto_random(raw, sizeof(raw)) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    secret->len = cms_key_format("svc_live_", raw, (char *) secret->data,
+                                 CMS_KEY_MAX_LEN);
+    ngx_explicit_memzero(raw, sizeof(raw));
+
+    if (secret->len == 0
+        || cms_key_parse((char *) secret->data, secret->len, &k) != CMS_KEY_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    prefix->len = cms_key_visible_prefix(&k, (char *) prefix->data,
+                                         CMS_KEY_VISIBLE_MAX);
+
+    cms_key_hash(mcf->api_pepper, (char *) secret->data, secret->len, mac);
+    cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
+    hash->len = 2 * sizeof(mac);
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_api_keys_list_sql,
+                                 &ctx->principal.workspace_id, 1,
+                                 ngx_http_cms_api_keys_listed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "api_keys", res);
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  args[2];
+
+    if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    args[0] = ctx->params[0];
+    args[1] = ctx->principal.workspace_id;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_api_keys_revoke_sql, args,
+                                 2, ngx_http_cms_api_keys_deleted);
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+    ngx_str_t  empty = ngx_null_string;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_self(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  args[2];
+
+    args[0] = ctx->principal.key_id;
+    args[1] = ctx->principal.workspace_id;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_api_keys_get_sql, args, 2,
+                                 ngx_http_cms_api_keys_got);
+}
+
+
+static ngx_int_t
+ngx_http_cms_api_keys_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "api_key", res);
+}

@@ -1,0 +1,76 @@
+
+/*
+ * Credentials -> ctx->principal.  Never sends a response: it records an
+ * error and returns its status, or resumes the route's handler.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_AUTH_H_INCLUDED_
+#define _NGX_HTTP_CMS_AUTH_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+
+
+typedef enum {
+    NGX_HTTP_CMS_ROLE_NONE = 0,
+    NGX_HTTP_CMS_ROLE_VIEWER,
+    NGX_HTTP_CMS_ROLE_AUTHOR,
+    NGX_HTTP_CMS_ROLE_EDITOR,
+    NGX_HTTP_CMS_ROLE_ADMIN,
+    NGX_HTTP_CMS_ROLE_OWNER
+} ngx_http_cms_role_e;
+
+
+/* one bit per scope; a route's "perm" for secret keys is one of them */
+#define NGX_HTTP_CMS_SCOPE_ARTICLES_READ       0x00001
+#define NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE      0x00002
+#define NGX_HTTP_CMS_SCOPE_VIDEOS_READ         0x00004
+#define NGX_HTTP_CMS_SCOPE_VIDEOS_WRITE        0x00008
+#define NGX_HTTP_CMS_SCOPE_CATEGORIES_READ     0x00010
+#define NGX_HTTP_CMS_SCOPE_CATEGORIES_WRITE    0x00020
+#define NGX_HTTP_CMS_SCOPE_MEDIA_READ          0x00040
+#define NGX_HTTP_CMS_SCOPE_MEDIA_WRITE         0x00080
+#define NGX_HTTP_CMS_SCOPE_COMMENTS_READ       0x00100
+#define NGX_HTTP_CMS_SCOPE_COMMENTS_WRITE      0x00200
+#define NGX_HTTP_CMS_SCOPE_CUSTOM_READ         0x00400
+#define NGX_HTTP_CMS_SCOPE_CUSTOM_WRITE        0x00800
+#define NGX_HTTP_CMS_SCOPE_PAGES_READ          0x01000
+#define NGX_HTTP_CMS_SCOPE_PAGES_WRITE         0x02000
+#define NGX_HTTP_CMS_SCOPE_WEBHOOKS_READ       0x04000
+#define NGX_HTTP_CMS_SCOPE_WEBHOOKS_WRITE      0x08000
+#define NGX_HTTP_CMS_SCOPE_PODCASTS_READ       0x10000
+#define NGX_HTTP_CMS_SCOPE_PODCASTS_WRITE      0x20000
+#define NGX_HTTP_CMS_SCOPE_SUBSCRIBERS_READ     0x40000
+#define NGX_HTTP_CMS_SCOPE_SUBSCRIBERS_WRITE    0x80000
+
+
+/*
+ * Authenticates the request for its route's credential family and checks
+ * the route's permission, then runs the route's handler.  Returns the
+ * handler contract's codes (NGX_DONE while a lookup is in flight).
+ */
+ngx_int_t ngx_http_cms_auth_run(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+/* The bit for a scope name, or 0 for an unknown one. */
+ngx_uint_t ngx_http_cms_auth_scope(ngx_str_t *name);
+
+/* The role for a role name, or NGX_HTTP_CMS_ROLE_NONE. */
+ngx_uint_t ngx_http_cms_auth_role(ngx_str_t *name);
+
+/*
+ * Signs a session for "user_id" and sets the session cookie.  "token"
+ * receives the JWT (pool memory).  Returns NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
+    ngx_str_t *token);
+
+/* Expires the session cookie in the browser. */
+ngx_int_t ngx_http_cms_auth_clear_cookie(ngx_http_request_t *r);
+
+
+#endif /* _NGX_HTTP_CMS_AUTH_H_INCLUDED_ */

@@ -1,0 +1,209 @@
+
+/*
+ * Workspaces: POST /v1/workspaces (the caller becomes owner),
+ * GET /v1/workspaces (the caller's), GET /v1/workspaces/{id} (a member's).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_pg.h"
+
+
+static ngx_int_t ngx_http_cms_workspaces_create(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_workspaces_created(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_workspaces_list(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_workspaces_listed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_workspaces_get(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_workspaces_got(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_workspaces_locale_valid(ngx_str_t *locale);
+
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_insert_sql =
+    ngx_http_cms_pg_stmt(
+        "WITH w AS ("
+        "  INSERT INTO workspaces (name, default_locale)"
+        "  VALUES ($1, coalesce($2, 'en')) RETURNING *),"
+        " m AS ("
+        "  INSERT INTO members (workspace_id, user_id, role)"
+        "  SELECT w.id, $3, 'owner' FROM w)"
+        " SELECT cms_workspace_json(w, 'owner')::text FROM w",
+        3);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_list_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT coalesce(json_agg(cms_workspace_json(w, m.role)"
+        "  ORDER BY w.created_at, w.id), '[]')::text"
+        " FROM members m JOIN workspaces w ON w.id = m.workspace_id"
+        " WHERE m.user_id = $1",
+        1);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_get_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_workspace_json(w, m.role)::text"
+        " FROM workspaces w JOIN members m ON m.workspace_id = w.id"
+        " WHERE w.id = $1 AND m.user_id = $2",
+        2);
+
+
+ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[] = {
+
+    { NGX_HTTP_POST, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
+      ngx_http_cms_workspaces_create },
+
+    { NGX_HTTP_GET, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
+      ngx_http_cms_workspaces_list },
+
+    { NGX_HTTP_GET, ngx_string("/workspaces/:id"), NGX_HTTP_CMS_AUTH_MEMBER,
+      NGX_HTTP_CMS_ROLE_VIEWER, ngx_http_cms_workspaces_get },
+
+    ngx_http_cms_null_route
+};
+
+
+static ngx_int_t
+ngx_http_cms_workspaces_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t   rc;
+    ngx_str_t   args[3];
+
+    static const char  *fields[] = { "name", "default_locale", NULL };
+    static const char  *ignored[] = { "id", "plan", "storage_quota_bytes",
+                                      "suspended", "role", "created_at",
+                                      "updated_at", NULL };
+
+    rc = ngx_http_cms_json_fields(r, ctx->body, fields, ignored);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_json_string(r, ctx->body, "name",
+                                  NGX_HTTP_CMS_ERR_NAME_REQUIRED, 200,
+                                  &args[0]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (args[0].len == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NAME_REQUIRED, "name");
+    }
+
+    rc = ngx_http_cms_json_string(r, ctx->body, "default_locale", 0, 35,
+                                  &args[1]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (args[1].data && ngx_http_cms_workspaces_locale_valid(&args[1])
+                        != NGX_OK)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
+                                 "default_locale");
+    }
+
+    args[2] = ctx->principal.user_id;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_workspaces_insert_sql, args,
+                                 3, ngx_http_cms_workspaces_created);
+}
+
+
+static ngx_int_t
+ngx_http_cms_workspaces_created(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_CREATED, "workspace", res);
+}
+
+
+static ngx_int_t
+ngx_http_cms_workspaces_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_workspaces_list_sql,
+                                 &ctx->principal.user_id, 1,
+                                 ngx_http_cms_workspaces_listed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_workspaces_listed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "workspaces", res);
+}
+
+
+static ngx_int_t
+ngx_http_cms_workspaces_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  args[2];
+
+    args[0] = ctx->principal.workspace_id;
+    args[1] = ctx->principal.user_id;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_workspaces_get_sql, args, 2,
+                                 ngx_http_cms_workspaces_got);
+}
+
+
+static ngx_int_t
+ngx_http_cms_workspaces_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "workspace", res);
+}
+
+
+/* BCP 47-ish: letters, digits and hyphens, starting with a letter */
+static ngx_int_t
+ngx_http_cms_workspaces_locale_valid(ngx_str_t *locale)
+{
+    size_t  i;
+
+    if (locale->len < 2 || !isalpha(locale->data[0])) {
+        return NGX_DECLINED;
+    }
+
+    for (i = 1; i < locale->len; i++) {
+        if (!isalnum(locale->data[i]) && locale->data[i] != '-') {
+            return NGX_DECLINED;
+        }
+    }
+
+    return NGX_OK;
+}

@@ -1,0 +1,74 @@
+/* cmocka tests for cms_validate: email addresses. */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cms_validate.h"
+
+
+static int
+valid(const char *s)
+{
+    return cms_email_valid(s, strlen(s));
+}
+
+
+static void
+test_email_good(void **state)
+{
+    (void) state;
+
+    assert_true(valid("a@b.co"));
+    assert_true(valid("first.last+tag@example.com"));
+    assert_true(valid("x@sub-domain.example.org"));
+    assert_true(valid("UPPER@Example.COM"));
+}
+
+
+static void
+test_email_bad(void **state)
+{
+    char  long_local[80];
+
+    (void) state;
+
+    assert_false(valid(""));
+    assert_false(valid("a@b"));
+    assert_false(valid("@b.co"));
+    assert_false(valid("a@"));
+    assert_false(valid("a@@b.co"));
+    assert_false(valid("a@b@c.co"));
+    assert_false(valid("a b@c.co"));
+    assert_false(valid("a@b..co"));
+    assert_false(valid("a@.b.co"));
+    assert_false(valid("a@b.co."));
+    assert_false(valid("a@-b.co"));
+    assert_false(valid("a@b-.co"));
+    assert_false(valid(".a@b.co"));
+    assert_false(valid("a.@b.co"));
+    assert_false(valid("a..b@c.co"));
+    assert_false(valid("<a>@b.co"));
+    assert_false(valid("a@b_c.co"));
+    assert_false(valid("a\n@b.co"));
+    assert_false(cms_email_valid("a\0b@c.co", 8));
+
+    memset(long_local, 'a', 65);
+    memcpy(long_local + 65, "@b.co", 6);
+    assert_false(valid(long_local));
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest  tests[] = {
+        cmocka_unit_test(test_email_good),
+        cmocka_unit_test(test_email_bad),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
