@@ -64,7 +64,7 @@ ngx_http_cms_body_parse(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     json = json_loadb((char *) ctx->raw_body.data, ctx->raw_body.len,
-                      JSON_REJECT_DUPLICATES, &err);
+                      JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
 
     if (json == NULL) {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,

@@ -64,6 +64,11 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 
     ngx_close_file(fd);
 
+    /* a file that fills the buffer is too long, whatever it ends with */
+    if (n == NGX_HTTP_CMS_SECRET_MAX) {
+        n = 0;
+    }
+
     if (n == NGX_ERROR) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
                            "cms_secret: cannot read \"%V\"", &path);
@@ -76,7 +81,7 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
         n--;
     }
 
-    if (n < NGX_HTTP_CMS_SECRET_MIN || n == NGX_HTTP_CMS_SECRET_MAX) {
+    if (n < NGX_HTTP_CMS_SECRET_MIN) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "cms_secret: \"%V\" must hold between %d and %d "
                            "bytes of secret", &path, NGX_HTTP_CMS_SECRET_MIN,
@@ -102,11 +107,16 @@ ngx_http_cms_crypto_random(u_char *buf, size_t n)
 }
 
 
-void
+ngx_int_t
 ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
 {
-    cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_SESSION,
-                   mcf->session_key);
-    cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_API_KEY,
-                   mcf->api_pepper);
+    if (cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_SESSION,
+                       mcf->session_key) != 0
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_API_KEY,
+                          mcf->api_pepper) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
 }

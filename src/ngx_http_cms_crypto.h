@@ -21,8 +21,11 @@
 char *ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
-/* Derives the sub-keys (session signing, key pepper) from the secret. */
-void ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf);
+/*
+ * Derives the sub-keys (session signing, key pepper) from the secret.
+ * NGX_OK, or NGX_ERROR when OpenSSL fails (the keys are then unusable).
+ */
+ngx_int_t ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf);
 
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);

@@ -88,7 +88,30 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "A field has a value of the wrong type or form"),
     ngx_http_cms_err(400, "invalid_request", "invalid_request",
                      "The body has a field this route does not take"),
+
+    ngx_http_cms_err(400, "title_required", "invalid_request",
+                     "title is required"),
+    ngx_http_cms_err(400, "invalid_slug", "validation_error",
+                     "slug must be lowercase letters, digits and single "
+                     "dashes"),
+    ngx_http_cms_err(400, "invalid_status", "validation_error",
+                     "Unknown status"),
+    ngx_http_cms_err(409, "slug_taken", "conflict",
+                     "The slug is taken in this language"),
+    ngx_http_cms_err(403, "cannot_publish", "insufficient_scope",
+                     "Publishing needs the owner, admin, editor or author "
+                     "role"),
+    ngx_http_cms_err(403, "cannot_edit_live", "insufficient_scope",
+                     "Changing live content needs publish rights"),
+    ngx_http_cms_err(400, "invalid_field_value", "validation_error",
+                     "The HTML is too large or nested too deeply"),
 };
+
+
+/* the catalogue and the enum must not drift apart */
+typedef char ngx_http_cms_errors_complete[
+    (sizeof(ngx_http_cms_errors) / sizeof(ngx_http_cms_errors[0])
+     == NGX_HTTP_CMS_ERR_LAST) ? 1 : -1];
 
 
 ngx_int_t
@@ -136,6 +159,26 @@ ngx_http_cms_error_get(ngx_uint_t code)
     }
 
     return &ngx_http_cms_errors[code];
+}
+
+
+ngx_uint_t
+ngx_http_cms_error_find(const char *code)
+{
+    size_t      len;
+    ngx_uint_t  i;
+
+    len = ngx_strlen(code);
+
+    for (i = 1; i < NGX_HTTP_CMS_ERR_LAST; i++) {
+        if (ngx_http_cms_errors[i].code.len == len
+            && ngx_strncmp(ngx_http_cms_errors[i].code.data, code, len) == 0)
+        {
+            return i;
+        }
+    }
+
+    return NGX_HTTP_CMS_ERR_NONE;
 }
 
 

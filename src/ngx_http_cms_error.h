@@ -56,6 +56,15 @@ typedef enum {
     NGX_HTTP_CMS_ERR_INVALID_FIELD,
     NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
 
+    /* content */
+    NGX_HTTP_CMS_ERR_TITLE_REQUIRED,
+    NGX_HTTP_CMS_ERR_INVALID_SLUG,
+    NGX_HTTP_CMS_ERR_INVALID_STATUS,
+    NGX_HTTP_CMS_ERR_SLUG_TAKEN,
+    NGX_HTTP_CMS_ERR_CANNOT_PUBLISH,
+    NGX_HTTP_CMS_ERR_CANNOT_EDIT_LIVE,
+    NGX_HTTP_CMS_ERR_CONTENT_TOO_LARGE,
+
     NGX_HTTP_CMS_ERR_LAST
 } ngx_http_cms_err_e;
 
@@ -82,6 +91,12 @@ ngx_int_t ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
 
 /* The catalogue entry for "code"; unknown codes give the internal error. */
 const ngx_http_cms_error_t *ngx_http_cms_error_get(ngx_uint_t code);
+
+/*
+ * The entry whose content-shape code is "code" (as a SQL function raises
+ * it), or NGX_HTTP_CMS_ERR_NONE.
+ */
+ngx_uint_t ngx_http_cms_error_find(const char *code);
 
 /* The generic code for an HTTP status when a handler named none. */
 ngx_uint_t ngx_http_cms_error_for_status(ngx_uint_t status);

@@ -184,7 +184,10 @@ ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj, const char *key,
         return missing ? ngx_http_cms_fail(r, missing, key) : NGX_OK;
     }
 
-    if (!json_is_string(v) || json_string_length(v) > max) {
+    /* text columns cannot hold NUL: "\u0000" is refused here */
+    if (!json_is_string(v) || json_string_length(v) > max
+        || ngx_strlen(json_string_value(v)) != json_string_length(v))
+    {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, key);
     }
 
@@ -227,3 +230,4 @@ ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
 
     return NGX_OK;
 }
+

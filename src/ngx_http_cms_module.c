@@ -17,6 +17,7 @@
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_jobs.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -101,6 +102,20 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, thread_pool),
       NULL },
 
+    { ngx_string("cms_retention"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, retention),
+      NULL },
+
+    { ngx_string("cms_purge_interval"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, purge_interval),
+      NULL },
+
     { ngx_string("cms_test_routes"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -128,7 +143,7 @@ static ngx_command_t  ngx_http_cms_commands[] = {
 
 static ngx_http_module_t  ngx_http_cms_module_ctx = {
     ngx_http_cms_add_variables,            /* preconfiguration */
-    NULL,                                  /* postconfiguration */
+    ngx_http_cms_response_init,            /* postconfiguration */
 
     ngx_http_cms_create_main_conf,         /* create main configuration */
     ngx_http_cms_init_main_conf,           /* init main configuration */
@@ -171,23 +186,11 @@ static ngx_http_variable_t  ngx_http_cms_vars[] = {
 static ngx_int_t
 ngx_http_cms_handler(ngx_http_request_t *r)
 {
-    ngx_int_t            rc;
-    ngx_http_cms_ctx_t  *ctx;
-    u_char               id[NGX_HTTP_CMS_REQUEST_ID_LEN / 2];
+    ngx_int_t  rc;
 
-    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ctx_t));
-    if (ctx == NULL) {
+    if (ngx_http_cms_ctx_create(r) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-
-    if (ngx_http_cms_crypto_random(id, sizeof(id)) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_hex_dump(ctx->request_id, id, sizeof(id));
-    ctx->shape = ngx_http_cms_router_shape(&r->uri);
-
-    ngx_http_set_ctx(r, ctx, ngx_http_cms_module);
 
     rc = ngx_http_cms_body_precheck(r);
 
@@ -300,6 +303,8 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->test_routes = NGX_CONF_UNSET;
     mcf->session_ttl = NGX_CONF_UNSET;
     mcf->require_verified = NGX_CONF_UNSET;
+    mcf->retention = NGX_CONF_UNSET;
+    mcf->purge_interval = NGX_CONF_UNSET_MSEC;
 
     return mcf;
 }
@@ -313,6 +318,8 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->test_routes, 0);
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);
+    ngx_conf_init_value(mcf->retention, 30 * 86400);
+    ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
 
     if (mcf->thread_pool.data == NULL) {
         ngx_str_set(&mcf->thread_pool, "default");
@@ -324,8 +331,11 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (mcf->secret.data != NULL) {
-        ngx_http_cms_crypto_derive(mcf);
+    if (mcf->secret.data != NULL && ngx_http_cms_crypto_derive(mcf) != NGX_OK)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_secret: deriving keys failed");
+        return NGX_CONF_ERROR;
     }
 
     return NGX_CONF_OK;
@@ -356,10 +366,28 @@ ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_http_cms_loc_conf_t *prev = parent;
     ngx_http_cms_loc_conf_t *conf = child;
 
-    ngx_conf_merge_value(conf->enable, prev->enable, 0);
+    ngx_http_core_loc_conf_t  *clcf;
+
+    /* only where "cms" is written: nested locations do not inherit it */
+    if (conf->enable == NGX_CONF_UNSET) {
+        conf->enable = 0;
+    }
     ngx_conf_merge_size_value(conf->body_max_size, prev->body_max_size,
                               1024 * 1024);
     ngx_conf_merge_uint_value(conf->json_max_depth, prev->json_max_depth, 32);
+
+    /*
+     * nginx refuses a body over client_max_body_size before any handler
+     * runs: let ours be the limit that counts.  (The core module's merge
+     * has run for this location already.)
+     */
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+
+    if (conf->enable == 1 && clcf->client_max_body_size != 0
+        && clcf->client_max_body_size < (off_t) conf->body_max_size)
+    {
+        clcf->client_max_body_size = conf->body_max_size;
+    }
 
     return NGX_CONF_OK;
 }
@@ -452,7 +480,7 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
         return NGX_ERROR;
     }
 
-    return NGX_OK;
+    return ngx_http_cms_jobs_init_process(cycle, mcf);
 }
 
 

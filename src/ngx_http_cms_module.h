@@ -41,6 +41,8 @@ typedef struct {
     ngx_thread_pool_t          *tp;
     time_t                      session_ttl;
     ngx_flag_t                  require_verified;
+    time_t                      retention;     /* soft-deleted content */
+    ngx_msec_t                  purge_interval;
     ngx_str_t                   storage;
     ngx_flag_t                  test_routes;
 } ngx_http_cms_main_conf_t;
@@ -94,7 +96,12 @@ struct ngx_http_cms_ctx_s {
 
     void                       *data;          /* the handler's own state */
 
+    ngx_str_t                   replacement;   /* for nginx's own errors */
+
     unsigned                    sent:1;
+    unsigned                    answering:1;
+    unsigned                    replace:1;
+    unsigned                    replaced:1;
     unsigned                    finalized:1;
     unsigned                    has_err:1;
 };

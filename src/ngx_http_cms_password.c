@@ -1,11 +1,7 @@
 
 /*
- * argon2id in the thread pool.
- *
- * The task lives in r->pool.  While it runs, r->main->blocked holds the
- * request: a client that leaves makes nginx defer the request's
- * termination until the task is back (ngx_http_terminate_request), so the
- * thread never writes into freed memory.
+ * argon2id in the thread pool.  An unknown email is checked against a
+ * dummy hash so that it costs the same time as a wrong password.
  */
 
 
@@ -14,21 +10,15 @@
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
-#include "ngx_http_cms_response.h"
 #include "ngx_http_cms_password.h"
+#include "ngx_http_cms_thread.h"
 #include "cms_password.h"
-
-
-#if !(NGX_THREADS)
-#error ngx_http_cms_module needs nginx built --with-threads
-#endif
 
 
 #define NGX_HTTP_CMS_ENCODED_MAX       160
 
 
 typedef struct {
-    ngx_http_request_t             *request;
     ngx_http_cms_password_done_pt   done;
     char                           *password;     /* NUL-terminated copy */
     size_t                          len;
@@ -36,15 +26,15 @@ typedef struct {
     unsigned char                   salt[CMS_PASSWORD_SALT_LEN];
     unsigned                        verify:1;
     unsigned                        ok:1;
-} ngx_http_cms_password_task_t;
+} ngx_http_cms_password_job_t;
 
 
-static ngx_thread_task_t *ngx_http_cms_password_task(ngx_http_request_t *r,
-    ngx_str_t *password, ngx_http_cms_password_done_pt done);
-static ngx_int_t ngx_http_cms_password_post(ngx_http_request_t *r,
-    ngx_thread_task_t *task);
-static void ngx_http_cms_password_thread(void *data, ngx_log_t *log);
-static void ngx_http_cms_password_event(ngx_event_t *ev);
+static ngx_http_cms_password_job_t *ngx_http_cms_password_job(
+    ngx_http_request_t *r, ngx_str_t *password,
+    ngx_http_cms_password_done_pt done);
+static void ngx_http_cms_password_work(void *data);
+static ngx_int_t ngx_http_cms_password_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
 
 
 /* a valid hash of a random password nobody knows: the unknown-email case */
@@ -57,24 +47,23 @@ ngx_int_t
 ngx_http_cms_password_hash(ngx_http_request_t *r, ngx_str_t *password,
     ngx_http_cms_password_done_pt done)
 {
-    ngx_thread_task_t             *task;
-    ngx_http_cms_password_task_t  *t;
+    ngx_http_cms_password_job_t  *job;
 
-    task = ngx_http_cms_password_task(r, password, done);
-    if (task == NULL) {
+    job = ngx_http_cms_password_job(r, password, done);
+    if (job == NULL) {
         return NGX_ERROR;
     }
 
-    t = task->ctx;
-    t->encoded = ngx_pnalloc(r->pool, NGX_HTTP_CMS_ENCODED_MAX);
+    job->encoded = ngx_pnalloc(r->pool, NGX_HTTP_CMS_ENCODED_MAX);
 
-    if (t->encoded == NULL
-        || ngx_http_cms_crypto_random(t->salt, sizeof(t->salt)) != NGX_OK)
+    if (job->encoded == NULL
+        || ngx_http_cms_crypto_random(job->salt, sizeof(job->salt)) != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_password_post(r, task);
+    return ngx_http_cms_thread_run(r, ngx_http_cms_password_work, job,
+                                   ngx_http_cms_password_done);
 }
 
 
@@ -82,131 +71,87 @@ ngx_int_t
 ngx_http_cms_password_verify(ngx_http_request_t *r, ngx_str_t *password,
     ngx_str_t *encoded, ngx_http_cms_password_done_pt done)
 {
-    ngx_thread_task_t             *task;
-    ngx_http_cms_password_task_t  *t;
+    ngx_http_cms_password_job_t  *job;
 
-    task = ngx_http_cms_password_task(r, password, done);
-    if (task == NULL) {
+    job = ngx_http_cms_password_job(r, password, done);
+    if (job == NULL) {
         return NGX_ERROR;
     }
 
-    t = task->ctx;
-    t->verify = 1;
-    t->encoded = ngx_http_cms_password_dummy;
+    job->verify = 1;
+    job->encoded = ngx_http_cms_password_dummy;
 
     if (encoded != NULL) {
-        t->encoded = ngx_pnalloc(r->pool, encoded->len + 1);
-        if (t->encoded == NULL) {
+        job->encoded = ngx_pnalloc(r->pool, encoded->len + 1);
+        if (job->encoded == NULL) {
             return NGX_ERROR;
         }
 
-        (void) ngx_cpystrn((u_char *) t->encoded, encoded->data,
+        (void) ngx_cpystrn((u_char *) job->encoded, encoded->data,
                            encoded->len + 1);
     }
 
-    return ngx_http_cms_password_post(r, task);
+    return ngx_http_cms_thread_run(r, ngx_http_cms_password_work, job,
+                                   ngx_http_cms_password_done);
 }
 
 
-/* a task holding a NUL-terminated copy of the password */
-static ngx_thread_task_t *
-ngx_http_cms_password_task(ngx_http_request_t *r, ngx_str_t *password,
+/* a job holding a NUL-terminated copy of the password */
+static ngx_http_cms_password_job_t *
+ngx_http_cms_password_job(ngx_http_request_t *r, ngx_str_t *password,
     ngx_http_cms_password_done_pt done)
 {
-    ngx_thread_task_t             *task;
-    ngx_http_cms_password_task_t  *t;
+    ngx_http_cms_password_job_t  *job;
 
-    task = ngx_thread_task_alloc(r->pool,
-                                 sizeof(ngx_http_cms_password_task_t));
-    if (task == NULL) {
+    job = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_password_job_t));
+    if (job == NULL) {
         return NULL;
     }
 
-    t = task->ctx;
-    t->request = r;
-    t->done = done;
-    t->len = password->len;
-    t->password = ngx_pnalloc(r->pool, password->len + 1);
+    job->done = done;
+    job->len = password->len;
+    job->password = ngx_pnalloc(r->pool, password->len + 1);
 
-    if (t->password == NULL) {
+    if (job->password == NULL) {
         return NULL;
     }
 
-    (void) ngx_cpystrn((u_char *) t->password, password->data,
-                       password->len + 1);
+    /* the body getter refuses NUL in strings; copy the length anyway */
+    ngx_memcpy(job->password, password->data, password->len);
+    job->password[password->len] = '\0';
 
-    task->handler = ngx_http_cms_password_thread;
-    task->event.handler = ngx_http_cms_password_event;
-    task->event.data = t;
+    return job;
+}
 
-    return task;
+
+static void
+ngx_http_cms_password_work(void *data)
+{
+    ngx_http_cms_password_job_t *job = data;
+
+    if (job->verify) {
+        job->ok = cms_password_verify(job->encoded, job->password, job->len)
+                  == 1;
+        return;
+    }
+
+    job->ok = cms_password_hash(job->password, job->len, job->salt,
+                                job->encoded, NGX_HTTP_CMS_ENCODED_MAX) == 0;
 }
 
 
 static ngx_int_t
-ngx_http_cms_password_post(ngx_http_request_t *r, ngx_thread_task_t *task)
+ngx_http_cms_password_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
 {
-    ngx_http_cms_main_conf_t  *mcf;
+    ngx_http_cms_password_job_t *job = data;
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+    ngx_str_t  encoded;
 
-    if (mcf->tp == NULL || ngx_thread_task_post(mcf->tp, task) != NGX_OK) {
-        return NGX_ERROR;
-    }
+    ngx_explicit_memzero(job->password, job->len);
 
-    r->main->blocked++;
+    encoded.data = (u_char *) job->encoded;
+    encoded.len = (job->ok && !job->verify) ? ngx_strlen(job->encoded) : 0;
 
-    return NGX_DONE;
-}
-
-
-/* runs in a pool thread: no nginx calls, no logging, no pool allocation */
-static void
-ngx_http_cms_password_thread(void *data, ngx_log_t *log)
-{
-    ngx_http_cms_password_task_t *t = data;
-
-    if (t->verify) {
-        t->ok = cms_password_verify(t->encoded, t->password, t->len) == 1;
-        return;
-    }
-
-    t->ok = cms_password_hash(t->password, t->len, t->salt, t->encoded,
-                              NGX_HTTP_CMS_ENCODED_MAX) == 0;
-}
-
-
-/* back on the event loop */
-static void
-ngx_http_cms_password_event(ngx_event_t *ev)
-{
-    ngx_http_cms_password_task_t *t = ev->data;
-
-    ngx_int_t            rc;
-    ngx_str_t            encoded;
-    ngx_connection_t    *c;
-    ngx_http_request_t  *r;
-
-    r = t->request;
-    c = r->connection;
-
-    r->main->blocked--;
-
-    ngx_explicit_memzero(t->password, t->len);
-
-    if (c->error) {
-        /* the client left: nginx deferred its termination until now */
-        ngx_http_cms_finish(r, NGX_ERROR);
-        ngx_http_run_posted_requests(c);
-        return;
-    }
-
-    encoded.data = (u_char *) t->encoded;
-    encoded.len = (t->ok && !t->verify) ? ngx_strlen(t->encoded) : 0;
-
-    rc = t->done(r, ngx_http_get_module_ctx(r, ngx_http_cms_module), t->ok,
-                 &encoded);
-
-    ngx_http_cms_finish(r, rc);
-    ngx_http_run_posted_requests(c);
+    return job->done(r, ctx, job->ok, &encoded);
 }

@@ -55,7 +55,11 @@ typedef struct {
 
 
 struct ngx_http_cms_pg_query_s {
-    ngx_http_request_t         *request;
+    ngx_http_request_t         *request;     /* NULL for a job */
+    ngx_pool_t                 *pool;        /* a job's own */
+    ngx_http_cms_pg_job_pt      job_done;
+    void                       *job_data;
+    ngx_log_t                  *log;
     ngx_http_cms_pg_stmt_t     *stmt;
     const char                **values;
     ngx_http_cms_pg_done_pt     done;
@@ -101,12 +105,20 @@ static ngx_uint_t ngx_http_cms_pg_live(void);
 static void ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q,
     PGresult *res);
 static void ngx_http_cms_pg_detach(void *data);
+static ngx_http_cms_pg_query_t *ngx_http_cms_pg_prepare(ngx_pool_t *pool,
+    ngx_log_t *log, ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
+    ngx_uint_t nargs);
+static ngx_int_t ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q);
 static ngx_int_t ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot,
     short events);
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
 static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
     ngx_http_cms_pg_conf_t *pcf, ngx_str_t *conninfo);
 static char *ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s);
+static ngx_uint_t ngx_http_cms_pg_error_code(const char *state,
+    const char *msg);
+static ngx_int_t ngx_http_cms_pg_fail(ngx_http_request_t *r, PGresult *res,
+    ngx_uint_t code);
 
 
 static ngx_http_cms_pg_pool_t  ngx_http_cms_pg_pool;
@@ -419,51 +431,13 @@ ngx_int_t
 ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
     ngx_str_t *args, ngx_uint_t nargs, ngx_http_cms_pg_done_pt done)
 {
-    ngx_uint_t                i;
     ngx_pool_cleanup_t       *cln;
-    ngx_http_cms_pg_pool_t   *pool;
-    ngx_http_cms_pg_slot_t   *slot;
     ngx_http_cms_pg_query_t  *q;
 
-    pool = &ngx_http_cms_pg_pool;
-
-    if (pool->conf == NULL) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "cms: \"cms_postgres\" is not configured");
-        return NGX_ERROR;
-    }
-
-    if (stmt->id == 0) {
-        if (pool->nstmts + 1 >= NGX_HTTP_CMS_PG_MAX_STMTS) {
-            ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
-                          "cms: too many statements");
-            return NGX_ERROR;
-        }
-
-        stmt->id = ++pool->nstmts;
-        ngx_sprintf((u_char *) stmt->name, "cms_%ui%Z", stmt->id);
-    }
-
-    q = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_pg_query_t));
+    q = ngx_http_cms_pg_prepare(r->pool, r->connection->log, stmt, args,
+                                nargs);
     if (q == NULL) {
         return NGX_ERROR;
-    }
-
-    q->values = ngx_pcalloc(r->pool, (nargs + 1) * sizeof(char *));
-    if (q->values == NULL) {
-        return NGX_ERROR;
-    }
-
-    for (i = 0; i < nargs; i++) {
-        if (args[i].data != NULL) {
-            q->values[i] = (char *) ngx_pnalloc(r->pool, args[i].len + 1);
-            if (q->values[i] == NULL) {
-                return NGX_ERROR;
-            }
-
-            (void) ngx_cpystrn((u_char *) q->values[i], args[i].data,
-                               args[i].len + 1);
-        }
     }
 
     cln = ngx_pool_cleanup_add(r->pool, 0);
@@ -475,68 +449,166 @@ ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
     cln->data = q;
 
     q->request = r;
-    q->stmt = stmt;
     q->done = done;
 
     /* notice a client that leaves while we wait */
     r->read_event_handler = ngx_http_test_reading;
 
-    slot = ngx_http_cms_pg_acquire();
-
-    if (slot != NULL) {
-        if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
-            return NGX_DONE;
-        }
-
-        ngx_http_cms_pg_close(slot);
-
+    if (ngx_http_cms_pg_submit(q) != NGX_OK) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
     }
 
-    if (ngx_current_msec >= pool->retry_at) {
-        for (i = 0; i < pool->conf->max; i++) {
-            slot = &pool->slots[i];
+    return NGX_DONE;
+}
 
-            if (slot->state == NGX_HTTP_CMS_PG_DOWN) {
-                (void) ngx_http_cms_pg_connect(slot);
+
+ngx_int_t
+ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
+    ngx_uint_t nargs, ngx_http_cms_pg_job_pt done, void *data)
+{
+    ngx_pool_t               *pool;
+    ngx_http_cms_pg_query_t  *q;
+
+    pool = ngx_create_pool(1024, ngx_cycle->log);
+    if (pool == NULL) {
+        return NGX_ERROR;
+    }
+
+    q = ngx_http_cms_pg_prepare(pool, ngx_cycle->log, stmt, args, nargs);
+
+    if (q == NULL) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    q->pool = pool;
+    q->job_done = done;
+    q->job_data = data;
+
+    if (ngx_http_cms_pg_submit(q) != NGX_OK) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* a query with its parameters copied (NUL-terminated) into "pool" */
+static ngx_http_cms_pg_query_t *
+ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs)
+{
+    ngx_uint_t                i;
+    ngx_http_cms_pg_pool_t   *pg;
+    ngx_http_cms_pg_query_t  *q;
+
+    pg = &ngx_http_cms_pg_pool;
+
+    if (pg->conf == NULL) {
+        ngx_log_error(NGX_LOG_ERR, log, 0,
+                      "cms: \"cms_postgres\" is not configured");
+        return NULL;
+    }
+
+    if (stmt->id == 0) {
+        if (pg->nstmts + 1 >= NGX_HTTP_CMS_PG_MAX_STMTS) {
+            ngx_log_error(NGX_LOG_ALERT, log, 0, "cms: too many statements");
+            return NULL;
+        }
+
+        stmt->id = ++pg->nstmts;
+        ngx_sprintf((u_char *) stmt->name, "cms_%ui%Z", stmt->id);
+    }
+
+    q = ngx_pcalloc(pool, sizeof(ngx_http_cms_pg_query_t));
+    if (q == NULL) {
+        return NULL;
+    }
+
+    q->values = ngx_pcalloc(pool, (nargs + 1) * sizeof(char *));
+    if (q->values == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < nargs; i++) {
+        if (args[i].data == NULL) {
+            continue;
+        }
+
+        q->values[i] = (char *) ngx_pnalloc(pool, args[i].len + 1);
+        if (q->values[i] == NULL) {
+            return NULL;
+        }
+
+        (void) ngx_cpystrn((u_char *) q->values[i], args[i].data,
+                           args[i].len + 1);
+    }
+
+    q->stmt = stmt;
+    q->log = log;
+
+    return q;
+}
+
+
+/*
+ * Gives "q" a connection now, or queues it.  NGX_OK, or NGX_DECLINED when
+ * no connection can be had (logged).
+ */
+static ngx_int_t
+ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
+{
+    ngx_uint_t               i;
+    ngx_http_cms_pg_pool_t  *pool;
+    ngx_http_cms_pg_slot_t  *slot;
+
+    pool = &ngx_http_cms_pg_pool;
+
+    slot = ngx_http_cms_pg_acquire();
+
+    if (slot == NULL && ngx_current_msec >= pool->retry_at) {
+        for (i = 0; i < pool->conf->max; i++) {
+            if (pool->slots[i].state == NGX_HTTP_CMS_PG_DOWN) {
+                (void) ngx_http_cms_pg_connect(&pool->slots[i]);
                 break;
             }
         }
 
         /* a connect may complete at once */
         slot = ngx_http_cms_pg_acquire();
+    }
 
-        if (slot != NULL) {
-            if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
-                return NGX_DONE;
-            }
-
-            ngx_http_cms_pg_close(slot);
+    if (slot != NULL) {
+        if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
+            return NGX_OK;
         }
+
+        ngx_http_cms_pg_close(slot);
+        return NGX_DECLINED;
     }
 
     if (!ngx_http_cms_pg_live()) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_ERR, q->log, 0,
                       "cms: no postgres connection can be had");
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+        return NGX_DECLINED;
     }
 
     if (pool->nwaiting >= pool->conf->queue) {
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "cms: postgres queue is full");
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+        ngx_log_error(NGX_LOG_WARN, q->log, 0, "cms: postgres queue is full");
+        return NGX_DECLINED;
     }
 
     q->wait.handler = ngx_http_cms_pg_wait_handler;
     q->wait.data = q;
-    q->wait.log = r->connection->log;
+    q->wait.log = q->log;
     ngx_add_timer(&q->wait, pool->conf->queue_timeout);
 
     ngx_queue_insert_tail(&pool->waiting, &q->queue);
     pool->nwaiting++;
     q->queued = 1;
 
-    return NGX_DONE;
+    return NGX_OK;
 }
 
 
@@ -544,7 +616,8 @@ ngx_int_t
 ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
     ExecStatusType expect)
 {
-    char  *state, *msg;
+    char        *state, *msg;
+    ngx_uint_t   code;
 
     if (res == NULL) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
@@ -555,12 +628,13 @@ ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
     }
 
     state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-    if (state != NULL && ngx_strcmp(state, "23505") == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_CONFLICT, NULL);
-    }
-
     msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+    code = ngx_http_cms_pg_error_code(state, msg);
+
+    if (code != NGX_HTTP_CMS_ERR_NONE) {
+        return ngx_http_cms_pg_fail(r, res, code);
+    }
 
     ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                   "cms: query failed: %s (%s, SQLSTATE %s)",
@@ -568,6 +642,86 @@ ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
                   state ? state : "none");
 
     return NGX_ERROR;
+}
+
+
+/* what a client did wrong, told by the server: an API error code */
+static ngx_uint_t
+ngx_http_cms_pg_error_code(const char *state, const char *msg)
+{
+    if (state == NULL) {
+        return NGX_HTTP_CMS_ERR_NONE;
+    }
+
+    /* raised by cms_raise() in sql/ with the API's code as the message */
+    if (ngx_strcmp(state, "P0001") == 0 && msg != NULL) {
+        return ngx_http_cms_error_find(msg);
+    }
+
+    if (ngx_strcmp(state, "23505") == 0) {
+        return NGX_HTTP_CMS_ERR_CONFLICT;
+    }
+
+    /* a date-time the server cannot read, a reference that is not there */
+    if (ngx_strcmp(state, "22007") == 0 || ngx_strcmp(state, "22008") == 0
+        || ngx_strcmp(state, "23503") == 0)
+    {
+        return NGX_HTTP_CMS_ERR_INVALID_FIELD;
+    }
+
+    return NGX_HTTP_CMS_ERR_NONE;
+}
+
+
+/* records "code" with the field the server named; results die early */
+static ngx_int_t
+ngx_http_cms_pg_fail(ngx_http_request_t *r, PGresult *res, ngx_uint_t code)
+{
+    char       *field, *param;
+    size_t      len;
+    ngx_uint_t  i;
+
+    static struct {
+        const char  *constraint;
+        ngx_uint_t   code;
+        const char  *param;
+    } unique[] = {
+        { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
+        { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+        { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    };
+
+    field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+
+    if (code == NGX_HTTP_CMS_ERR_CONFLICT) {
+        field = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+
+        for (i = 0; field && i < sizeof(unique) / sizeof(unique[0]); i++) {
+            if (ngx_strcmp(field, unique[i].constraint) == 0) {
+                return ngx_http_cms_fail(r, unique[i].code, unique[i].param);
+            }
+        }
+
+        field = NULL;
+    }
+
+    param = NULL;
+    len = field ? ngx_strlen(field) : 0;
+
+    if (len && len < 64) {
+        param = ngx_pnalloc(r->pool, len + 1);
+        if (param == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(param, field, len + 1);
+    }
+
+    ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                  "cms: refused by the database: %s",
+                  ngx_http_cms_error_get(code)->code.data);
+
+    return ngx_http_cms_fail(r, code, param);
 }
 
 
@@ -594,6 +748,38 @@ ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r, ngx_uint_t status,
                - body.data;
 
     return ngx_http_cms_send(r, status, &body);
+}
+
+
+ngx_int_t
+ngx_http_cms_pg_send_page(ngx_http_request_t *r, const char *name,
+    PGresult *res, ngx_uint_t limit, ngx_uint_t offset)
+{
+    size_t     len;
+    ngx_str_t  body;
+
+    if (PQntuples(res) != 1 || PQnfields(res) != 2) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: a page query returned the wrong shape");
+        return NGX_ERROR;
+    }
+
+    len = PQgetlength(res, 0, 1);
+
+    body.data = ngx_pnalloc(r->pool, len + ngx_strlen(name)
+                                     + 3 * NGX_INT_T_LEN + 64);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    body.len = ngx_sprintf(body.data,
+                           "{\"%s\":%*s,\"pagination\":{\"total\":%s,"
+                           "\"limit\":%ui,\"offset\":%ui}}",
+                           name, len, PQgetvalue(res, 0, 1),
+                           PQgetvalue(res, 0, 0), limit, offset)
+               - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
 }
 
 
@@ -679,6 +865,13 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
     ngx_http_cms_ctx_t  *ctx;
+
+    if (q->request == NULL) {
+        /* a job: its pool (and q with it) goes once it has the answer */
+        q->job_done(q->job_data, res);
+        ngx_destroy_pool(q->pool);
+        return;
+    }
 
     r = q->request;
     c = r->connection;

@@ -54,6 +54,10 @@ typedef ngx_int_t (*ngx_http_cms_pg_done_pt)(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 
 
+/* a background job's continuation: "res" as for requests, may be NULL */
+typedef void (*ngx_http_cms_pg_job_pt)(void *data, PGresult *res);
+
+
 typedef struct {
     ngx_uint_t                  max;
     ngx_uint_t                  connections;
@@ -81,6 +85,15 @@ ngx_int_t ngx_http_cms_pg_query(ngx_http_request_t *r,
     ngx_http_cms_pg_done_pt done);
 
 /*
+ * Runs "stmt" for a background job, not a request (periodic purges, the
+ * outbox relay).  done() is called once, on the event loop.  Returns
+ * NGX_OK, or NGX_ERROR when it cannot even be queued (logged; done() is
+ * not called).
+ */
+ngx_int_t ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
+    ngx_uint_t nargs, ngx_http_cms_pg_job_pt done, void *data);
+
+/*
  * Checks a continuation's result.  Returns NGX_OK when "res" has status
  * "expect"; 503 when res is NULL; 409 "conflict" for a unique violation
  * (the caller may record a more precise code); NGX_ERROR otherwise, with
@@ -96,6 +109,13 @@ ngx_int_t ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
  */
 ngx_int_t ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r,
     ngx_uint_t status, const char *name, PGresult *res);
+
+/*
+ * Sends {"<name>": <row 0 column 1>, "pagination": {total (row 0 column
+ * 0), limit, offset}}.  Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_pg_send_page(ngx_http_request_t *r, const char *name,
+    PGresult *res, ngx_uint_t limit, ngx_uint_t offset);
 
 void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
 

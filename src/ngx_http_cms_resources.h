@@ -15,6 +15,8 @@ extern ngx_http_cms_route_t  ngx_http_cms_health_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_accounts_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_categories_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_articles_routes[];
 
 /* only with "cms_test_routes on" */
 extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];

@@ -12,12 +12,23 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_crypto.h"
 
 
 static ngx_int_t ngx_http_cms_send_error(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_int_t rc);
 static ngx_int_t ngx_http_cms_set_status(ngx_http_request_t *r,
     ngx_uint_t status);
+
+
+static ngx_int_t ngx_http_cms_header_filter(ngx_http_request_t *r);
+static ngx_int_t ngx_http_cms_body_filter(ngx_http_request_t *r,
+    ngx_chain_t *in);
+
+
+static ngx_http_output_header_filter_pt  ngx_http_cms_next_header_filter;
+static ngx_http_output_body_filter_pt    ngx_http_cms_next_body_filter;
 
 
 static ngx_str_t  ngx_http_cms_request_id_name = ngx_string("X-Request-Id");
@@ -164,6 +175,11 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
         r->header_only = 1;
     }
 
+    if (ctx != NULL) {
+        /* our own answer: the error filter below leaves it alone */
+        ctx->answering = 1;
+    }
+
     rc = ngx_http_send_header(r);
 
     if (ctx != NULL) {
@@ -250,4 +266,139 @@ ngx_http_cms_set_status(ngx_http_request_t *r, ngx_uint_t status)
     }
 
     return NGX_OK;
+}
+
+
+ngx_http_cms_ctx_t *
+ngx_http_cms_ctx_create(ngx_http_request_t *r)
+{
+    ngx_http_cms_ctx_t  *ctx;
+    u_char               id[NGX_HTTP_CMS_REQUEST_ID_LEN / 2];
+
+    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ctx_t));
+    if (ctx == NULL) {
+        return NULL;
+    }
+
+    if (ngx_http_cms_crypto_random(id, sizeof(id)) != NGX_OK) {
+        return NULL;
+    }
+
+    ngx_hex_dump(ctx->request_id, id, sizeof(id));
+    ctx->shape = ngx_http_cms_router_shape(&r->uri);
+
+    ngx_http_set_ctx(r, ctx, ngx_http_cms_module);
+
+    return ctx;
+}
+
+
+ngx_int_t
+ngx_http_cms_response_init(ngx_conf_t *cf)
+{
+    ngx_http_cms_next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = ngx_http_cms_header_filter;
+
+    ngx_http_cms_next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = ngx_http_cms_body_filter;
+
+    return NGX_OK;
+}
+
+
+/* an error nginx answers by itself in our location becomes ours */
+static ngx_int_t
+ngx_http_cms_header_filter(ngx_http_request_t *r)
+{
+    ngx_str_t                 id;
+    ngx_uint_t                status;
+    ngx_http_cms_ctx_t       *ctx;
+    ngx_http_cms_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (!lcf->enable || r != r->main
+        || r->headers_out.status < NGX_HTTP_BAD_REQUEST
+        || (ctx != NULL && ctx->answering))
+    {
+        return ngx_http_cms_next_header_filter(r);
+    }
+
+    if (ctx == NULL) {
+        ctx = ngx_http_cms_ctx_create(r);
+        if (ctx == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    status = r->headers_out.status;
+
+    if (ngx_http_cms_error_body(r, ctx, &status, &ctx->replacement)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    id.data = ctx->request_id;
+    id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+
+    if (ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    r->headers_out.content_type = ngx_http_cms_json_type;
+    r->headers_out.content_type_len = ngx_http_cms_json_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+    ngx_http_clear_content_length(r);
+    r->headers_out.content_length_n = ctx->replacement.len;
+
+    ctx->replace = 1;
+
+    return ngx_http_cms_next_header_filter(r);
+}
+
+
+static ngx_int_t
+ngx_http_cms_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    ngx_buf_t           *b;
+    ngx_chain_t         *cl, out;
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ctx == NULL || !ctx->replace) {
+        return ngx_http_cms_next_body_filter(r, in);
+    }
+
+    /* nginx's HTML page is consumed and dropped */
+    for (cl = in; cl; cl = cl->next) {
+        cl->buf->pos = cl->buf->last;
+        cl->buf->file_pos = cl->buf->file_last;
+    }
+
+    if (ctx->replaced) {
+        return NGX_OK;
+    }
+
+    ctx->replaced = 1;
+
+    b = ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = ctx->replacement.data;
+    b->last = ctx->replacement.data + ctx->replacement.len;
+    b->memory = 1;
+    b->last_buf = 1;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_cms_next_body_filter(r, &out);
 }

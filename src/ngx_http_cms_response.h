@@ -45,6 +45,19 @@ ngx_int_t ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status,
 ngx_int_t ngx_http_cms_send_json(ngx_http_request_t *r, ngx_uint_t status,
     json_t *json);
 
+/*
+ * Installs the header and body filters that turn the errors nginx answers
+ * by itself in a "cms" location (a body over client_max_body_size, a
+ * timeout) into the API's JSON error shape with a request id.
+ */
+ngx_int_t ngx_http_cms_response_init(ngx_conf_t *cf);
+
+/*
+ * Creates the request context with a fresh request id and the path's error
+ * shape.  Returns it, or NULL on allocation failure.
+ */
+ngx_http_cms_ctx_t *ngx_http_cms_ctx_create(ngx_http_request_t *r);
+
 /* Adds a response header; "value" must live as long as the request. */
 ngx_int_t ngx_http_cms_header_add(ngx_http_request_t *r, ngx_str_t *name,
     ngx_str_t *value);

@@ -259,3 +259,53 @@ ngx_http_cms_router_allow(ngx_http_request_t *r, ngx_uint_t methods)
 
     return ngx_http_cms_header_add(r, &allow, &value);
 }
+
+
+void
+ngx_http_cms_router_page(ngx_http_request_t *r, ngx_uint_t def,
+    ngx_uint_t max, ngx_uint_t *limit, ngx_uint_t *offset)
+{
+    ngx_int_t  n;
+    ngx_str_t  v;
+
+    *limit = def;
+    *offset = 0;
+
+    if (ngx_http_arg(r, (u_char *) "limit", 5, &v) == NGX_OK) {
+        n = ngx_atoi(v.data, v.len);
+
+        if (n >= 1 && (ngx_uint_t) n <= max) {
+            *limit = n;
+        }
+    }
+
+    if (ngx_http_arg(r, (u_char *) "offset", 6, &v) == NGX_OK) {
+        n = ngx_atoi(v.data, v.len);
+
+        /* beyond 10 million rows an offset is a mistake, not a page */
+        if (n > 0 && n <= 10000000) {
+            *offset = n;
+        }
+    }
+}
+
+
+ngx_int_t
+ngx_http_cms_router_page_args(ngx_http_request_t *r, ngx_uint_t limit,
+    ngx_uint_t offset, ngx_str_t *args)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(r->pool, 2 * NGX_INT_T_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    args[0].data = p;
+    args[0].len = ngx_sprintf(p, "%ui", limit) - p;
+    p += args[0].len;
+    args[1].data = p;
+    args[1].len = ngx_sprintf(p, "%ui", offset) - p;
+
+    return NGX_OK;
+}

@@ -62,6 +62,18 @@ ngx_int_t ngx_http_cms_router_match(ngx_http_request_t *r,
 ngx_int_t ngx_http_cms_router_dispatch(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
+/*
+ * The page a list asks for: "limit" (default "def", 1..max, anything else
+ * falls back to the default) and "offset" (default 0; negative or not a
+ * number: 0).  Never fails: the spec asks for fallbacks, not errors.
+ */
+void ngx_http_cms_router_page(ngx_http_request_t *r, ngx_uint_t def,
+    ngx_uint_t max, ngx_uint_t *limit, ngx_uint_t *offset);
+
+/* limit and offset as two statement arguments, args[0] and args[1] */
+ngx_int_t ngx_http_cms_router_page_args(ngx_http_request_t *r,
+    ngx_uint_t limit, ngx_uint_t offset, ngx_str_t *args);
+
 /* The error shape for a path: the extension routes answer their own. */
 ngx_http_cms_shape_e ngx_http_cms_router_shape(ngx_str_t *uri);
 

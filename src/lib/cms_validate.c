@@ -93,3 +93,62 @@ cms_email_domain_valid(const char *s, size_t len)
 
     return dots > 0 && label > 0 && s[len - 1] != '-';
 }
+
+
+int
+cms_color_valid(const char *s, size_t len)
+{
+    size_t  i;
+
+    if ((len != 4 && len != 7) || s[0] != '#') {
+        return 0;
+    }
+
+    for (i = 1; i < len; i++) {
+        if (s[i] == '\0' || !strchr("0123456789abcdefABCDEF", s[i])) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+int
+cms_locale_valid(const char *s, size_t len)
+{
+    size_t         i, j, start;
+    unsigned char  c;
+    int            alpha, digit;
+
+    if (len < 2 || len > 35) {
+        return 0;
+    }
+
+    start = 0;
+
+    for (i = 0; i <= len; i++) {
+        if (i < len && s[i] != '-') {
+            continue;
+        }
+
+        /* the subtag s[start, i): the first is 2-8 letters, others 1-8 */
+        if (i == start || i - start > 8 || (start == 0 && i < 2)) {
+            return 0;
+        }
+
+        for (j = start; j < i; j++) {
+            c = (unsigned char) s[j];
+            alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+            digit = (c >= '0' && c <= '9');
+
+            if (!alpha && !(digit && start > 0)) {
+                return 0;
+            }
+        }
+
+        start = i + 1;
+    }
+
+    return 1;
+}

@@ -22,4 +22,15 @@
 int cms_email_valid(const char *s, size_t len);
 
 
+/* 1 for a "#rgb" or "#rrggbb" hex colour, else 0. */
+int cms_color_valid(const char *s, size_t len);
+
+/*
+ * 1 for a language tag in the BCP 47 shape: 2-8 letters, then subtags of
+ * 1-8 letters or digits after "-" ("en", "pt-BR", "zh-Hant-TW"), 35 bytes
+ * at most.  0 otherwise.
+ */
+int cms_locale_valid(const char *s, size_t len);
+
+
 #endif /* _CMS_VALIDATE_H_INCLUDED_ */

@@ -62,12 +62,47 @@ test_email_bad(void **state)
 }
 
 
+static void
+test_color(void **state)
+{
+    (void) state;
+
+    assert_true(cms_color_valid("#8b5cf6", 7));
+    assert_true(cms_color_valid("#FFF", 4));
+    assert_false(cms_color_valid("8b5cf6", 6));
+    assert_false(cms_color_valid("#8b5cf", 6));
+    assert_false(cms_color_valid("#8b5cg6", 7));
+    assert_false(cms_color_valid("#8b\0cf6", 7));
+}
+
+
+static void
+test_locale(void **state)
+{
+    (void) state;
+
+    assert_true(cms_locale_valid("en", 2));
+    assert_true(cms_locale_valid("pt-BR", 5));
+    assert_true(cms_locale_valid("zh-Hant-TW", 10));
+    assert_true(cms_locale_valid("es-419", 6));
+    assert_false(cms_locale_valid("e", 1));
+    assert_false(cms_locale_valid("en-", 3));
+    assert_false(cms_locale_valid("-en", 3));
+    assert_false(cms_locale_valid("en--US", 6));
+    assert_false(cms_locale_valid("1en", 3));
+    assert_false(cms_locale_valid("en_US", 5));
+    assert_false(cms_locale_valid("en-abcdefghi", 12));
+}
+
+
 int
 main(void)
 {
     const struct CMUnitTest  tests[] = {
         cmocka_unit_test(test_email_good),
         cmocka_unit_test(test_email_bad),
+        cmocka_unit_test(test_color),
+        cmocka_unit_test(test_locale),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

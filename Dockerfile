@@ -1,0 +1,34 @@
+# ngx_http_cms_module in a container: Debian's own nginx plus the module, installed and
+# built by the same scripts as on a developer's machine (scripts/deps.sh, make build) and
+# run by the same script as `make run` (scripts/cms.sh), so the two cannot drift apart.
+#
+#   docker build -t cms .
+#   docker run --rm -p 8080:8080 cms
+#       demo: PostgreSQL and Redis run inside the container, data in /var/lib/cms
+#   docker run --rm -p 8080:8080 \
+#       -e CMS_PG_CONNINFO="hostaddr=10.0.0.5 port=5432 dbname=cms user=cms password=..." \
+#       -e CMS_REDIS_ADDR=10.0.0.6:6379 \
+#       -e CMS_SECRET_FILE=/run/secrets/cms.key -v /srv/cms.key:/run/secrets/cms.key:ro \
+#       -v /srv/cms-files:/var/lib/cms/storage cms
+#       production-like: external PostgreSQL and Redis. Addresses must be IPs (or unix
+#       sockets): the module never resolves host names. Migrations from sql/ are applied
+#       to CMS_PG_CONNINFO's database at start. The secret is >= 32 random bytes.
+#
+# Environment: CMS_PORT (8080), CMS_LISTEN (0.0.0.0 here), CMS_VAR (/var/lib/cms),
+# CMS_PG_CONNINFO, CMS_REDIS_ADDR, CMS_SECRET_FILE; see scripts/cms.sh.
+FROM debian:bookworm-slim
+
+WORKDIR /opt/cms
+# Packages first, in their own layer: source changes do not reinstall them.
+COPY scripts/deps.sh scripts/deps.sh
+RUN scripts/deps.sh build run && rm -rf /var/lib/apt/lists/*
+
+COPY . .
+RUN make build
+
+ENV CMS_PORT=8080 CMS_LISTEN=0.0.0.0 CMS_VAR=/var/lib/cms
+EXPOSE 8080
+VOLUME /var/lib/cms
+# scripts/cms.sh traps TERM: nginx quits gracefully, then PostgreSQL and Redis stop.
+STOPSIGNAL SIGTERM
+CMD ["scripts/cms.sh", "run"]

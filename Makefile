@@ -1,0 +1,152 @@
+# ngx_http_cms_module: build, test, run, bench, fuzz.
+#
+#   make [build]        the module: build/ngx_http_cms_module.so (build-asan/ with ASAN=1),
+#                       and build/cms-admin (the command-line tool, src/tools/)
+#   make unit           C unit tests t/unit/test_*.c (cmocka) against src/lib/*.c
+#   make test           deps, build, unit, then the nginx tests t/*.t (prove) next to a
+#                       throwaway PostgreSQL + Redis; `make test ASAN=1` does it all with
+#                       AddressSanitizer + UBSan
+#   make run            PostgreSQL, Redis and nginx in the foreground (Ctrl-C stops all)
+#   make start / stop   the same in the background / stop it
+#   make bench          health vs static file vs bare pgbench, on throwaway services
+#   make fuzz           libFuzzer targets fuzz/*.c, FUZZ_SECONDS each (default 30)
+#   make clean          build output (not var/: `make stop` then `rm -rf var` for that)
+#
+# make run/start use ports from the environment, with these defaults:
+#   CMS_PORT=8080 (nginx)  CMS_PG_PORT=54320 (PostgreSQL)  CMS_REDIS_PORT=63790 (Redis)
+# Every target installs the Debian packages it needs first (scripts/deps.sh).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+ASAN ?= 0
+FUZZ_SECONDS ?= 30
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ifeq ($(ASAN),1)
+BUILD := build-asan
+UNIT_SAN := $(SAN_FLAGS)
+else
+BUILD := build
+UNIT_SAN :=
+endif
+
+NGX_SRC := $(BUILD)/nginx-src
+MODULE := $(BUILD)/ngx_http_cms_module.so
+MODULE_ABS := $(CURDIR)/$(MODULE)
+
+LIB_SRCS := $(wildcard src/lib/*.c)
+LIB_HDRS := $(wildcard src/lib/*.h)
+UNIT_SRCS := $(wildcard t/unit/test_*.c)
+UNIT_BINS := $(patsubst t/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
+UNIT_CFLAGS := -Isrc/lib -std=c99 -Wall -Wextra -Werror -O1 -g $(UNIT_SAN)
+# What src/lib may link against (unit tests, fuzz targets and cms-admin link it too).
+LIB_LIBS := -lcrypto -lgumbo -largon2
+UNIT_LIBS := -lcmocka $(LIB_LIBS)
+FUZZ_SRCS := $(wildcard fuzz/*.c)
+# cms-admin, the command-line tool (bootstrap, keys, demo seed): src/tools/ over src/lib/.
+ADMIN_SRCS := $(wildcard src/tools/*.c)
+ADMIN_HDRS := $(wildcard src/tools/*.h)
+ADMIN := $(if $(ADMIN_SRCS),$(BUILD)/cms-admin)
+ADMIN_CFLAGS := -Isrc/lib -Isrc/tools -I/usr/include/postgresql -std=c99 -Wall -Wextra \
+                -Werror -O2 -g $(UNIT_SAN)
+
+.PHONY: all build unit test run start stop bench fuzz clean \
+        deps-build deps-run deps-test deps-bench deps-fuzz
+
+all: build
+
+deps-build deps-run deps-test deps-bench deps-fuzz: deps-%:
+	@scripts/deps.sh $*
+
+# --- the module -----------------------------------------------------------------------
+# Configure once per build folder and again whenever `config` (the module's source list)
+# changes; `make -f objs/Makefile modules` runs every time because it is incremental and
+# knows the dependencies of src/ files, which this Makefile does not.
+
+build: $(NGX_SRC)/objs/Makefile $(ADMIN) | deps-build
+	@$(MAKE) --no-print-directory -C $(NGX_SRC) -f objs/Makefile modules
+	@install -m 755 $(NGX_SRC)/objs/ngx_http_cms_module.so $(MODULE)
+	@echo "built $(MODULE)"
+
+$(BUILD)/cms-admin: $(ADMIN_SRCS) $(ADMIN_HDRS) $(LIB_SRCS) $(LIB_HDRS) | deps-build
+	@mkdir -p $(@D)
+	$(CC) $(ADMIN_CFLAGS) -o $@ $(ADMIN_SRCS) $(LIB_SRCS) -lpq $(LIB_LIBS)
+
+$(NGX_SRC)/conf_flags: | deps-build
+	@rm -rf $(NGX_SRC) $(NGX_SRC).tmp
+	@mkdir -p $(BUILD)
+	cp -r /usr/share/nginx/src $(NGX_SRC).tmp
+	@mv $(NGX_SRC).tmp $(NGX_SRC)
+
+$(NGX_SRC)/objs/Makefile: config scripts/configure-nginx.sh | $(NGX_SRC)/conf_flags
+	@echo "configuring nginx with the module (about 10 s)"
+	scripts/configure-nginx.sh $(NGX_SRC) $(CURDIR) $(ASAN)
+
+config:
+	@echo "no 'config' file: the module's source list is missing" >&2; exit 1
+
+# --- C unit tests ---------------------------------------------------------------------
+
+$(BUILD)/unit/%: t/unit/%.c $(LIB_SRCS) $(LIB_HDRS) | deps-test
+	@mkdir -p $(@D)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(LIB_SRCS) $(UNIT_LIBS)
+
+unit: $(UNIT_BINS)
+	@if [ -z "$(UNIT_BINS)" ]; then echo "unit: no t/unit/test_*.c yet"; exit 0; fi; \
+	failed=""; \
+	for t in $(UNIT_BINS); do \
+	    echo "== $$t"; \
+	    "$$t" || failed="$$failed $${t##*/}"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "unit: FAILED:$$failed" >&2; exit 1; fi; \
+	echo "unit: all $(words $(UNIT_BINS)) programs passed"
+
+# --- nginx tests ----------------------------------------------------------------------
+# Serial on purpose: t/060-restart.t stops the shared PostgreSQL and Redis.
+
+test: deps-test
+	@$(MAKE) --no-print-directory build unit ASAN=$(ASAN)
+	TEST_CMS_MODULE=$(MODULE_ABS) TEST_CMS_ASAN=$(ASAN) \
+	    scripts/test-env.sh prove -r -I t/lib t/
+
+# --- running it -----------------------------------------------------------------------
+
+run: deps-run
+	@$(MAKE) --no-print-directory build ASAN=$(ASAN)
+	@CMS_MODULE=$(MODULE_ABS) CMS_ASAN=$(ASAN) scripts/cms.sh run
+
+start: deps-run
+	@$(MAKE) --no-print-directory build ASAN=$(ASAN)
+	@CMS_MODULE=$(MODULE_ABS) CMS_ASAN=$(ASAN) scripts/cms.sh start
+
+stop:
+	@scripts/cms.sh stop
+
+bench: deps-bench
+	@$(MAKE) --no-print-directory build ASAN=$(ASAN)
+	@CMS_MODULE=$(MODULE_ABS) bench/run.sh
+
+# --- fuzzing --------------------------------------------------------------------------
+# Each fuzz/<name>.c is a libFuzzer target over src/lib. New inputs go to
+# $(BUILD)/fuzz/corpus-<name>; fuzz/corpus/<name>/ (if present) seeds it; fuzz/<name>.dict
+# is used when present. Crash reproducers land in $(BUILD)/fuzz/.
+
+fuzz: deps-fuzz
+	@if [ -z "$(FUZZ_SRCS)" ]; then echo "fuzz: no fuzz/*.c targets yet"; exit 0; fi; \
+	mkdir -p $(BUILD)/fuzz; \
+	for src in $(FUZZ_SRCS); do \
+	    name=$$(basename $$src .c); bin=$(BUILD)/fuzz/$$name; \
+	    echo "== $$name"; \
+	    clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	        -Isrc/lib -o $$bin $$src $(LIB_SRCS) $(LIB_LIBS); \
+	    corpus=$(BUILD)/fuzz/corpus-$$name; mkdir -p $$corpus; \
+	    seeds=(); [ -d fuzz/corpus/$$name ] && seeds=(fuzz/corpus/$$name); \
+	    dict=(); [ -f fuzz/$$name.dict ] && dict=(-dict=fuzz/$$name.dict); \
+	    $$bin -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -artifact_prefix=$(BUILD)/fuzz/$$name- "$${dict[@]}" $$corpus "$${seeds[@]}"; \
+	done
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# Run the CMS locally: PostgreSQL + Redis (embedded, under var/) and nginx with the module.
+#
+#   scripts/cms.sh run     everything in the foreground; Ctrl-C stops nginx, PG and Redis
+#   scripts/cms.sh start   the same, nginx daemonized (pid in var/nginx/nginx.pid); returns
+#   scripts/cms.sh stop    stop nginx, PostgreSQL and Redis
+#   (make run / make start / make stop build the module first and call this)
+#
+# Environment (defaults in brackets):
+#   CMS_PORT [8080]  CMS_PG_PORT [54320]  CMS_REDIS_PORT [63790]   ports on 127.0.0.1
+#   CMS_MODULE [build/ngx_http_cms_module.so]   CMS_ASAN [0] (1: preload the ASan runtime)
+#   CMS_VAR [var/]           data, logs, the rendered config, the secret, demo.env
+#   CMS_LISTEN [127.0.0.1]   address nginx listens on (the Dockerfile sets 0.0.0.0)
+#   External services instead of the embedded ones (e.g. in a container):
+#   CMS_PG_CONNINFO  libpq conninfo with hostaddr= (the module never resolves names), e.g.
+#                    "hostaddr=10.0.0.5 port=5432 dbname=cms user=cms password=..."
+#   CMS_REDIS_ADDR   ip:port or unix:/path
+#   CMS_SECRET_FILE  an existing secret (default: var/secret.key, 32 random bytes, hex,
+#                    made once)
+#
+# What start/run do: start the embedded services (unless external), create database `cms`
+# if missing, apply sql/ migrations, make the secret, seed the demo once, write
+# var/demo.env, render conf/nginx.conf.in into var/nginx.conf, start nginx.
+#
+# The demo seed: scripts/seed-demo.sh, when present, runs once per var/ (delete
+# var/seed.env to run it again) with CMS_PG_CONNINFO, CMS_DATABASE_URL, CMS_REDIS_URL,
+# CMS_REDIS_ADDR, CMS_SECRET_FILE, CMS_URL, CMS_ADMIN (cms-admin next to the module) in its
+# environment; its standard output (shell assignments) is kept in var/seed.env and appended
+# to var/demo.env.
+#
+# conf/nginx.conf.in placeholders: @MODULE@ @PREFIX@ @PORT@ @PG_CONNINFO@ @REDIS_ADDR@
+# @SECRET@ @STORAGE@, and @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
+# container can listen on 0.0.0.0). nginx runs with -p var/nginx/; unless the
+# template sets `pid` itself, the pid file is var/nginx/nginx.pid (given with -g).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cmd=${1:-}
+CMS_PORT=${CMS_PORT:-8080}
+CMS_PG_PORT=${CMS_PG_PORT:-54320}
+CMS_REDIS_PORT=${CMS_REDIS_PORT:-63790}
+CMS_LISTEN=${CMS_LISTEN:-127.0.0.1}
+VAR=${CMS_VAR:-$root/var}
+module=${CMS_MODULE:-$root/build/ngx_http_cms_module.so}
+nginx_bin=${CMS_NGINX_BINARY:-/usr/sbin/nginx}
+template=$root/conf/nginx.conf.in
+prefix=$VAR/nginx
+conf=$VAR/nginx.conf
+
+say() { echo "cms: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+embedded_pg() { [ -z "${CMS_PG_CONNINFO:-}" ]; }
+embedded_redis() { [ -z "${CMS_REDIS_ADDR:-}" ]; }
+
+pg_conninfo() {
+    if embedded_pg; then
+        echo "hostaddr=127.0.0.1 port=$CMS_PG_PORT dbname=cms user=postgres"
+    else
+        echo "$CMS_PG_CONNINFO"
+    fi
+}
+
+redis_addr() {
+    if embedded_redis; then echo "127.0.0.1:$CMS_REDIS_PORT"; else echo "$CMS_REDIS_ADDR"; fi
+}
+
+database_url() {
+    if embedded_pg; then
+        echo "postgresql://postgres@127.0.0.1:$CMS_PG_PORT/cms"
+    else
+        echo "$CMS_PG_CONNINFO"                 # psql and libpq take either form
+    fi
+}
+
+# -g options: the pid file unless the template sets one, plus any extra directives.
+nginx_globals() {
+    local g=""
+    grep -Eq '^[[:space:]]*pid[[:space:]]' "$conf" 2>/dev/null || g="pid $prefix/nginx.pid;"
+    echo "$g${1:+ $1}"
+}
+
+nginx_pidfile() {
+    local p
+    p=$(sed -nE 's/^[[:space:]]*pid[[:space:]]+([^;]+);.*/\1/p' "$conf" 2>/dev/null | head -n 1)
+    if [ -z "$p" ]; then echo "$prefix/nginx.pid"
+    elif [[ $p == /* ]]; then echo "$p"
+    else echo "$prefix/$p"; fi
+}
+
+nginx_pid() {
+    local f pid
+    f=$(nginx_pidfile)
+    [ -f "$f" ] || return 1
+    pid=$(cat "$f")
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+nginx_env() {
+    local env=()
+    if [ "${CMS_ASAN:-0}" = 1 ]; then
+        env=(LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+             ASAN_OPTIONS="detect_leaks=0:log_path=$prefix/logs/asan"
+             UBSAN_OPTIONS="print_stacktrace=1:log_path=$prefix/logs/ubsan")
+    fi
+    env "${env[@]}" "$@"
+}
+
+sed_escape() { printf '%s' "$1" | sed -e 's/[\\|&]/\\&/g'; }
+
+render_conf() {
+    [ -f "$template" ] || die "$template is missing (the nginx.conf template for make run)"
+    local secret=$1
+    sed -e "s|@MODULE@|$(sed_escape "$module")|g" \
+        -e "s|@PREFIX@|$(sed_escape "$prefix")|g" \
+        -e "s|@PORT@|$(sed_escape "$CMS_PORT")|g" \
+        -e "s|@LISTEN@|$(sed_escape "$CMS_LISTEN:$CMS_PORT")|g" \
+        -e "s|@PG_CONNINFO@|$(sed_escape "$(pg_conninfo)")|g" \
+        -e "s|@REDIS_ADDR@|$(sed_escape "$(redis_addr)")|g" \
+        -e "s|@SECRET@|$(sed_escape "$secret")|g" \
+        -e "s|@STORAGE@|$(sed_escape "$VAR/storage")|g" \
+        "$template" >"$conf.tmp"
+    if grep -n '@[A-Z_]*@' "$conf.tmp" >&2; then
+        die "unknown placeholder left in $conf (see above)"
+    fi
+    mv "$conf.tmp" "$conf"
+}
+
+make_secret() {
+    local f=${CMS_SECRET_FILE:-$VAR/secret.key}
+    if [ ! -s "$f" ]; then
+        [ -z "${CMS_SECRET_FILE:-}" ] || die "CMS_SECRET_FILE=$f does not exist"
+        (umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$f")
+        say "made $f"
+    fi
+    echo "$f"
+}
+
+seed_demo() {
+    local seed=$root/scripts/seed-demo.sh
+    [ -f "$seed" ] || return 0
+    [ -f "$VAR/seed.env" ] && return 0
+    say "seeding the demo (scripts/seed-demo.sh)"
+    CMS_PG_CONNINFO=$(pg_conninfo) CMS_DATABASE_URL=$(database_url) \
+    CMS_REDIS_URL="redis://$(redis_addr)" CMS_REDIS_ADDR=$(redis_addr) \
+    CMS_SECRET_FILE=$1 CMS_URL="http://127.0.0.1:$CMS_PORT" CMS_VAR=$VAR \
+    CMS_ADMIN=${CMS_ADMIN:-$(dirname "$module")/cms-admin} \
+        bash "$seed" >"$VAR/seed.env.tmp" || { rm -f "$VAR/seed.env.tmp"; die "seed-demo.sh failed"; }
+    mv "$VAR/seed.env.tmp" "$VAR/seed.env"
+}
+
+write_demo_env() {
+    {
+        echo "CMS_URL=http://127.0.0.1:$CMS_PORT"
+        echo "CMS_DATABASE_URL=$(database_url)"
+        echo "CMS_REDIS_URL=redis://$(redis_addr)"
+        if [ -f "$VAR/seed.env" ]; then cat "$VAR/seed.env"; fi
+    } >"$VAR/demo.env"
+}
+
+prepare() {
+    [ -f "$module" ] || die "$module not built (make build)"
+    mkdir -p "$VAR" "$prefix/logs" "$prefix/temp" "$VAR/storage"
+    chmod 755 "$VAR"
+    # Workers run as nobody when the master is root and the config has no `user`.
+    if [ "$(id -u)" = 0 ]; then chown nobody "$VAR/storage"; fi
+
+    if embedded_pg || embedded_redis; then
+        # Only the embedded ones; an external service is the operator's business.
+        "$root/scripts/services.sh" start "$VAR" "$CMS_PG_PORT" "$CMS_REDIS_PORT"
+        embedded_pg || "$root/scripts/services.sh" pg-stop "$VAR"
+        embedded_redis || "$root/scripts/services.sh" redis-stop "$VAR"
+    fi
+    if embedded_pg; then
+        local have
+        have=$(psql -X -At -h 127.0.0.1 -p "$CMS_PG_PORT" -U postgres -d postgres \
+                    -c "SELECT 1 FROM pg_database WHERE datname = 'cms'")
+        [ "$have" = 1 ] || psql -X -q -h 127.0.0.1 -p "$CMS_PG_PORT" -U postgres -d postgres \
+                                -c "CREATE DATABASE cms"
+    fi
+    "$root/scripts/migrate.sh" "$(pg_conninfo)"
+    local secret
+    secret=$(make_secret)
+    seed_demo "$secret"
+    write_demo_env
+    render_conf "$secret"
+    nginx_env "$nginx_bin" -t -q -p "$prefix/" -c "$conf" -g "$(nginx_globals)" \
+        || die "nginx -t failed for $conf"
+}
+
+wait_port() {
+    local i
+    for i in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$CMS_PORT") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+stop_nginx() {
+    local pid i
+    pid=$(nginx_pid) || return 0
+    kill -QUIT "$pid" 2>/dev/null || return 0     # graceful: finish requests in flight
+    for i in $(seq 1 150); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    say "nginx $pid still running after 15 s; sending TERM"
+    kill -TERM "$pid" 2>/dev/null || true
+}
+
+stop_all() {
+    stop_nginx
+    "$root/scripts/services.sh" stop "$VAR"
+}
+
+banner() {
+    say "CMS on http://127.0.0.1:$CMS_PORT   (config $conf, logs $prefix/logs/)"
+    say "demo environment ($VAR/demo.env):"
+    sed 's/^/    /' "$VAR/demo.env" >&2
+}
+
+case "$cmd" in
+    run)
+        nginx_pid >/dev/null && die "nginx is already running (make stop first)"
+        prepare
+        banner
+        trap 'say "stopping"; stop_all; exit 0' INT TERM
+        # In the background so that this shell can run its trap: bash defers traps while
+        # a foreground child runs. setsid keeps the terminal's Ctrl-C away from nginx, so
+        # that the trap stops it gracefully before PostgreSQL and Redis go.
+        nginx_env setsid "$nginx_bin" -p "$prefix/" -c "$conf" -g "$(nginx_globals 'daemon off;')" &
+        nginx_job=$!
+        if ! wait_port; then
+            say "nginx does not accept connections on port $CMS_PORT"
+            stop_all
+            exit 1
+        fi
+        say "press Ctrl-C to stop"
+        set +e
+        wait "$nginx_job"
+        rc=$?
+        set -e
+        say "nginx exited ($rc)"
+        "$root/scripts/services.sh" stop "$VAR"
+        exit "$rc"
+        ;;
+    start)
+        if nginx_pid >/dev/null; then
+            say "already running (make stop first to restart)"
+            exit 0
+        fi
+        prepare
+        nginx_env "$nginx_bin" -p "$prefix/" -c "$conf" -g "$(nginx_globals)"
+        wait_port || die "nginx does not accept connections on port $CMS_PORT"
+        banner
+        say "running; make stop (or scripts/cms.sh stop) stops it"
+        ;;
+    stop)
+        stop_all
+        say "stopped"
+        ;;
+    *)
+        echo "usage: scripts/cms.sh run|start|stop" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Install the Debian packages a step needs, and only those missing.
+#
+#   scripts/deps.sh [build|run|test|bench|fuzz|all]...     (default: build)
+#
+# Groups add up: run, test and bench imply build; test and bench imply run (they start
+# PostgreSQL and Redis). `apt-get update` runs at most once, and only when something is
+# missing, so a machine that already has everything never touches the network.
+set -euo pipefail
+
+build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev libssl-dev
+       libargon2-dev libgumbo-dev)
+# runuser (util-linux) and od (coreutils) are essential packages: always present.
+run=(postgresql redis-server curl)
+# perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
+# IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
+test=(perl libcmocka-dev libtest-base-perl)
+# pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
+# metapackage on bookworm, so only wrk is extra.
+bench=(wrk)
+fuzz=(clang libclang-rt-14-dev)
+
+want=()
+[ $# -gt 0 ] || set -- build
+for group in "$@"; do
+    case "$group" in
+        build) want+=("${build[@]}") ;;
+        run)   want+=("${build[@]}" "${run[@]}") ;;
+        test)  want+=("${build[@]}" "${run[@]}" "${test[@]}") ;;
+        bench) want+=("${build[@]}" "${run[@]}" "${bench[@]}") ;;
+        fuzz)  want+=("${build[@]}" "${fuzz[@]}") ;;
+        all)   want+=("${build[@]}" "${run[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}") ;;
+        *) echo "deps.sh: unknown group '$group' (build|run|test|bench|fuzz|all)" >&2; exit 2 ;;
+    esac
+done
+
+# One dpkg-query for all names; a package dpkg has never heard of prints nothing (and a
+# warning we drop), so it counts as missing.
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${want[@]}" 2>/dev/null || true)
+missing=()
+for p in $(printf '%s\n' "${want[@]}" | sort -u); do
+    if ! grep -q "^$p ii" <<<"$installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing ${missing[*]}" >&2
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+# Keep package scripts from starting the distribution's services (nginx on port 80, the
+# default PostgreSQL cluster, redis on 6379): nothing here uses them. 101 = "not allowed".
+policy=/usr/sbin/policy-rc.d
+if [ "$(id -u)" = 0 ] && [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+    trap 'rm -f "$policy"' EXIT
+fi
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,21 @@
+
+/*
+ * Periodic background work of the workers (purging soft-deleted content).
+ */
+
+
+#ifndef _NGX_HTTP_CMS_JOBS_H_INCLUDED_
+#define _NGX_HTTP_CMS_JOBS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include "ngx_http_cms_module.h"
+
+
+/* Arms the timers; worker 0 alone runs them.  NGX_OK or NGX_ERROR. */
+ngx_int_t ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_main_conf_t *mcf);
+
+
+#endif /* _NGX_HTTP_CMS_JOBS_H_INCLUDED_ */

@@ -1,0 +1,112 @@
+
+/*
+ * cms-admin: the command-line administration tool (bootstrap users,
+ * workspaces and members, mint sessions and API keys).  It is not part of
+ * the nginx module: it runs once per command, so blocking libpq and
+ * malloc are fine here.  SQL is always parameterized.
+ *
+ * Output contract, so that scripts can capture results: a command prints
+ * only its result on stdout; errors go to stderr as "cms-admin: ..." and
+ * the exit status is 1.
+ */
+
+
+#ifndef _CMS_ADMIN_H_INCLUDED_
+#define _CMS_ADMIN_H_INCLUDED_
+
+
+#define _POSIX_C_SOURCE  200809L
+
+#include <stddef.h>
+#include <libpq-fe.h>
+
+#include "cms_kdf.h"
+
+
+/* as nginx's cms_secret: 32 to 4095 bytes once trailing white space goes */
+#define CMS_ADMIN_SECRET_MIN  32
+#define CMS_ADMIN_SECRET_MAX  4096
+
+#define CMS_ADMIN_ID_LEN      36
+
+
+/* every option any command takes; NULL or 0 when not given */
+typedef struct {
+    const char    *db;
+    const char    *secret;
+    const char    *email;
+    const char    *password;
+    const char    *name;
+    const char    *workspace;
+    const char    *owner;
+    const char    *locale;
+    const char    *role;
+    const char    *creator;
+    const char    *scopes;
+    const char    *id;
+    const char    *ttl;
+    unsigned       verified:1;
+    unsigned       inactive:1;
+    unsigned       suspended:1;
+} cms_admin_args_t;
+
+
+typedef struct {
+    PGconn         *pg;
+    unsigned char   secret[CMS_ADMIN_SECRET_MAX];
+    size_t          secret_len;
+} cms_admin_ctx_t;
+
+
+/* an SQLSTATE the command explains itself, instead of libpq's text */
+typedef struct {
+    const char    *sqlstate;
+    const char    *message;
+} cms_admin_pg_error_t;
+
+
+typedef struct {
+    const char                  *what;      /* "user create", for errors */
+    const char                  *sql;
+    int                          nparams;
+    const cms_admin_pg_error_t  *errors;    /* { NULL, NULL }-terminated */
+} cms_admin_query_t;
+
+
+typedef int (*cms_admin_handler_pt)(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
+
+
+/* cms_admin.c */
+int cms_admin_error(const char *fmt, ...);
+
+/* cms_admin_pg.c */
+int cms_admin_pg_connect(cms_admin_ctx_t *ctx, const char *conninfo);
+PGresult *cms_admin_pg_run(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params);
+int cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params, char *out, size_t size);
+int cms_admin_check_uuid(const char *what, const char *s);
+int cms_admin_random(unsigned char *buf, size_t n);
+
+/* cms_admin_secret.c */
+int cms_admin_secret_load(cms_admin_ctx_t *ctx, const char *path);
+int cms_admin_secret_derive(cms_admin_ctx_t *ctx, const char *label,
+    unsigned char out[CMS_KDF_LEN]);
+
+/* cms_admin_users.c */
+int cms_admin_user_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_workspace_create(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
+int cms_admin_member_add(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_member_remove(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
+
+/* cms_admin_keys.c */
+int cms_admin_session(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_key_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_key_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_key_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+
+
+#endif /* _CMS_ADMIN_H_INCLUDED_ */

@@ -1,0 +1,193 @@
+
+/*
+ * cms-admin: PostgreSQL access (blocking libpq, parameterized SQL only),
+ * input checks shared by the commands, randomness.
+ */
+
+
+#include "cms_admin.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <openssl/rand.h>
+
+#include "cms_uuid.h"
+
+
+static void cms_admin_pg_report(const cms_admin_query_t *q,
+    const PGresult *res);
+
+
+/*
+ * Opens ctx->pg to conninfo (NULL: the caller had no --db and no
+ * $CMS_DATABASE_URL).  Returns 0, or -1 with the error printed; ctx->pg
+ * may then be set and is closed by the caller.
+ */
+
+int
+cms_admin_pg_connect(cms_admin_ctx_t *ctx, const char *conninfo)
+{
+    char    *msg;
+    size_t   n;
+
+    if (conninfo == NULL || conninfo[0] == '\0') {
+        return cms_admin_error("no database: give --db CONNINFO or set "
+                               "CMS_DATABASE_URL");
+    }
+
+    ctx->pg = PQconnectdb(conninfo);
+
+    if (ctx->pg == NULL) {
+        return cms_admin_error("out of memory");
+    }
+
+    if (PQstatus(ctx->pg) != CONNECTION_OK) {
+        msg = PQerrorMessage(ctx->pg);
+        n = strlen(msg);
+
+        /* libpq ends its messages with a newline */
+
+        while (n > 0 && msg[n - 1] == '\n') {
+            n--;
+        }
+
+        return cms_admin_error("cannot connect to the database: %.*s",
+                               (int) n, msg);
+    }
+
+    return 0;
+}
+
+
+/*
+ * Runs q with params (q->nparams text values, NULL for SQL NULL).
+ * Returns the result, which the caller PQclear()s, or NULL with the error
+ * printed: q's own message for an SQLSTATE it lists, else libpq's.
+ */
+
+PGresult *
+cms_admin_pg_run(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params)
+{
+    PGresult        *res;
+    ExecStatusType   st;
+
+    res = PQexecParams(ctx->pg, q->sql, q->nparams, NULL, params, NULL, NULL,
+                       0);
+
+    st = PQresultStatus(res);
+
+    if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+        return res;
+    }
+
+    cms_admin_pg_report(q, res);
+    PQclear(res);
+
+    return NULL;
+}
+
+
+/*
+ * Runs q, which returns at most one row, and copies its first column (as
+ * text, NUL-terminated) to out.  Returns 1 with a row, 0 without one
+ * (nothing printed: the caller explains), -1 on error (printed), also when
+ * the value does not fit in size.
+ */
+
+int
+cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params, char *out, size_t size)
+{
+    int        rc;
+    size_t     n;
+    PGresult  *res;
+
+    res = cms_admin_pg_run(ctx, q, params);
+
+    if (res == NULL) {
+        return -1;
+    }
+
+    rc = 0;
+
+    if (PQntuples(res) > 0) {
+        n = (size_t) PQgetlength(res, 0, 0);
+
+        if (n < size) {
+            memcpy(out, PQgetvalue(res, 0, 0), n + 1);
+            rc = 1;
+
+        } else {
+            rc = cms_admin_error("%s: unexpected result", q->what);
+        }
+    }
+
+    PQclear(res);
+
+    return rc;
+}
+
+
+/*
+ * 0 when s is a UUID in canonical text form; else prints that the option
+ * named what is not one and returns -1.  Checked before any query so that
+ * a typo reads as such, not as an SQL error.
+ */
+
+int
+cms_admin_check_uuid(const char *what, const char *s)
+{
+    if (s == NULL) {
+        return cms_admin_error("--%s is required", what);
+    }
+
+    if (!cms_uuid_valid(s, strlen(s))) {
+        return cms_admin_error("--%s \"%s\" is not a UUID", what, s);
+    }
+
+    return 0;
+}
+
+
+/* n bytes from OpenSSL's CSPRNG into buf; 0, or -1 (printed) */
+
+int
+cms_admin_random(unsigned char *buf, size_t n)
+{
+    if (n > 0x7fffffff || RAND_bytes(buf, (int) n) != 1) {
+        return cms_admin_error("RAND_bytes() failed");
+    }
+
+    return 0;
+}
+
+
+/* prints q's message for the error's SQLSTATE, or the server's text */
+
+static void
+cms_admin_pg_report(const cms_admin_query_t *q, const PGresult *res)
+{
+    const char                  *state, *msg;
+    const cms_admin_pg_error_t  *e;
+
+    state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+    for (e = q->errors; state != NULL && e != NULL && e->sqlstate != NULL;
+         e++)
+    {
+        if (strcmp(e->sqlstate, state) == 0) {
+            cms_admin_error("%s: %s", q->what, e->message);
+            return;
+        }
+    }
+
+    msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+    if (msg == NULL) {
+        msg = res ? PQresultErrorMessage(res) : "out of memory";
+    }
+
+    cms_admin_error("%s: %s%s%s", q->what, msg, state ? " SQLSTATE " : "",
+                    state ? state : "");
+}

@@ -1,0 +1,87 @@
+# Every directive through `nginx -t`: what must pass, and what must fail with an [emerg]
+# (and, where the message matters, which words it must contain).
+use strict;
+use warnings;
+use Cms::Test;
+
+my $p = prefix();
+my $pg = port();    # any number: nginx -t must not connect anywhere
+my $conninfo = "hostaddr=127.0.0.1 port=%%PG_PORT%% dbname=%%DB%% user=postgres";
+
+# Secrets of various lengths for cms_secret.
+open my $fh, '>', "$p/conf/short.key" or die $!; print $fh 'x' x 31; close $fh;
+open $fh, '>', "$p/conf/exact.key" or die $!; print $fh 'y' x 32; close $fh;
+
+my @cases = (
+    # [ name, { render_conf options }, expect ('ok' | 'fail'), optional stderr regex ]
+    ['default test config', {}, 'ok'],
+
+    # cms_postgres
+    ['cms_postgres with every parameter',
+     { postgres => qq{cms_postgres "$conninfo" max=8 queue=16 queue_timeout=2s query_timeout=30s;} }, 'ok'],
+    ['cms_postgres with a unix socket folder',
+     { postgres => qq{cms_postgres "host=/var/run/postgresql dbname=cms user=postgres" max=2;} }, 'ok'],
+    ['cms_postgres host=localhost is refused (name resolution would block)',
+     { postgres => qq{cms_postgres "host=localhost port=5432 dbname=cms user=postgres" max=2;} },
+     'fail', qr/hostaddr/],
+    ['cms_postgres with neither hostaddr nor host',
+     { postgres => qq{cms_postgres "dbname=cms user=postgres" max=2;} }, 'fail', qr/hostaddr/],
+    ['cms_postgres max=0', { pg_params => 'max=0' }, 'fail'],
+    ['cms_postgres max=abc', { pg_params => 'max=abc' }, 'fail'],
+    ['cms_postgres unknown parameter', { pg_params => 'max=2 bogus=1' }, 'fail'],
+    ['cms_postgres queue_timeout=abc', { pg_params => 'max=2 queue_timeout=abc' }, 'fail'],
+    ['cms_postgres query_timeout=abc', { pg_params => 'max=2 query_timeout=abc' }, 'fail'],
+    ['cms_postgres with a malformed conninfo',
+     { postgres => qq{cms_postgres "hostaddr=127.0.0.1 port" max=2;} }, 'fail'],
+    ['cms_postgres twice',
+     { http_config => qq{cms_postgres "$conninfo" max=2;} }, 'fail', qr/duplicate|cms_postgres/],
+
+    # cms_redis
+    ['cms_redis with timeout', { redis_params => 'max=2 timeout=500ms' }, 'ok'],
+    ['cms_redis on a unix socket', { redis => 'cms_redis unix:/tmp/cms-test-redis.sock max=2;' }, 'ok'],
+    ['cms_redis with a host name is refused',
+     { redis => 'cms_redis localhost:6379 max=2;' }, 'fail'],
+    ['cms_redis without a port', { redis => 'cms_redis 127.0.0.1 max=2;' }, 'fail'],
+    ['cms_redis max=0', { redis_params => 'max=0' }, 'fail'],
+    ['cms_redis max=abc', { redis_params => 'max=abc' }, 'fail'],
+    ['cms_redis timeout=abc', { redis_params => 'max=2 timeout=abc' }, 'fail'],
+
+    # cms_secret
+    ['cms_secret of exactly 32 bytes', { secret => "$p/conf/exact.key" }, 'ok'],
+    ['cms_secret file missing', { secret => "$p/conf/none.key" }, 'fail', qr/none\.key/],
+    ['cms_secret shorter than 32 bytes', { secret => "$p/conf/short.key" }, 'fail'],
+
+    # cms_storage, cms_test_routes
+    ['cms_storage elsewhere', { storage => "$p/storage" }, 'ok'],
+    ['cms_test_routes off', { test_routes => 'off' }, 'ok'],
+    ['cms_test_routes omitted', { test_routes => 'omit' }, 'ok'],
+    ['cms_test_routes with a bad value', { test_routes => 'maybe' }, 'fail'],
+
+    # cms at location level only
+    ['cms at server level is refused', { config => 'cms;' }, 'fail'],
+    ['cms with an argument is refused', { config => 'location /x/ { cms on; }' }, 'fail'],
+
+    # body and depth limits at every level
+    ['cms_body_max_size and cms_json_max_depth at http, server and location level',
+     { http_config => "cms_body_max_size 2m;\ncms_json_max_depth 16;",
+       config => "cms_body_max_size 512k;\ncms_json_max_depth 8;\n"
+                 . "location /v1/_test/ { cms; cms_body_max_size 1k; cms_json_max_depth 4; }" },
+     'ok'],
+    ['cms_body_max_size abc', { http_config => 'cms_body_max_size abc;' }, 'fail'],
+    ['cms_json_max_depth abc', { http_config => 'cms_json_max_depth abc;' }, 'fail'],
+);
+
+for my $c (@cases) {
+    my ($name, $opts, $expect, $re) = @$c;
+    my $t = nginx_test(%$opts);
+    if ($expect eq 'ok') {
+        ok($t->{rc} == 0 && $t->{out} =~ /test is successful/, "passes: $name")
+            or diag("exit $t->{rc}\n$t->{out}");
+    } else {
+        ok($t->{rc} != 0 && $t->{out} =~ /\[emerg\]/, "fails: $name")
+            or diag("exit $t->{rc}\n$t->{out}");
+        like($t->{out}, $re, "message for: $name") if $re;
+    }
+}
+
+done_testing();

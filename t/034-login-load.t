@@ -1,0 +1,76 @@
+# Login under load does not stall the worker: argon2id runs in nginx's thread pool, so
+# with one worker process, 20 concurrent logins (each costing tens of milliseconds of CPU)
+# and a stream of /v1/health requests at the same time, health stays fast.
+use strict;
+use warnings;
+use Cms::Test;
+use JSON::PP ();
+use POSIX qw(ceil);
+
+my $JSON = JSON::PP->new->utf8->canonical;
+my $N = 20;
+
+sub diag_resp { my $r = shift; "got $r->{status} " . ($r->{error} // $r->{body}) }
+sub pct {
+    my ($p, @v) = @_;
+    @v = sort { $a <=> $b } @v;
+    return $v[ceil($p / 100 * @v) - 1];
+}
+sub ms { sprintf '%.0f ms', 1000 * shift }
+sub ncpu { my $n = () = `cat /proc/cpuinfo` =~ /^processor\s*:/mg; $n || 1 }
+
+start_nginx(workers => 1);
+my @w;
+wait_until(5, sub { @w = worker_pids(); @w == 1 });
+is scalar(@w), 1, 'one worker process';
+
+my @users = map { { email => sprintf('load%02d-%d@example.com', $_, $$), password => "load password $_" } } 1 .. $N;
+my @su = parallel_requests(map {
+    { method => 'POST', path => '/v1/auth/signup', headers => ['Content-Type' => 'application/json'],
+      body => $JSON->encode($_), timeout => 60 }
+} @users);
+is scalar(grep { $_->{status} == 201 } @su), $N, "$N users signed up (in parallel)"
+    or diag join "\n", map { diag_resp($_) } grep { $_->{status} != 201 } @su;
+
+my $login_spec = sub {
+    my $u = shift;
+    return { method => 'POST', path => '/v1/auth/login', headers => ['Content-Type' => 'application/json'],
+             body => $JSON->encode($u), timeout => 60 };
+};
+
+# Calibration: one login alone, and health alone.
+my $one = http(POST => '/v1/auth/login', ['Content-Type' => 'application/json'], $JSON->encode($users[0]));
+is $one->{status}, 200, 'a login alone: 200' or diag diag_resp($one);
+my @idle = map { http(GET => '/v1/health')->{elapsed} } 1 .. 20;
+diag sprintf 'idle: one login %s, health p50 %s, max %s; %d CPUs', ms($one->{elapsed}), ms(pct(50, @idle)),
+    ms(pct(100, @idle)), ncpu();
+
+# 20 logins at once, and health requests every 20 ms for longer than the logins can take.
+my $span = 2 * $N * $one->{elapsed} / ncpu();
+$span = 1.5 if $span < 1.5;
+$span = 8 if $span > 8;
+my @health = map { { method => 'GET', path => '/v1/health', delay => $_ * 0.02 } } 0 .. int($span / 0.02);
+my @r = parallel_requests((map { $login_spec->($_) } @users), @health);
+my @logins = @r[0 .. $N - 1];
+my @hr = @r[$N .. $#r];
+
+is scalar(grep { $_->{status} == 200 && $_->{json} && $_->{json}{token} } @logins), $N, "$N concurrent logins: all 200 with a token"
+    or diag join "\n", map { diag_resp($_) } grep { $_->{status} != 200 } @logins;
+my @le = map { $_->{elapsed} } @logins;
+my $min_login = pct(0.0001, @le);
+cmp_ok $min_login, '>=', 0.05, 'every login took 50 ms or more (argon2id really runs): fastest ' . ms($min_login);
+my $logins_end = pct(100, @le);
+
+# Health requests that started while logins were still running.
+my @during = map { $hr[$_] } grep { $health[$_]{delay} < $logins_end } 0 .. $#hr;
+cmp_ok scalar(@during), '>=', 20, scalar(@during) . ' health requests started while the logins ran';
+is scalar(grep { $_->{status} == 200 } @during), scalar(@during), 'health during the logins: all 200'
+    or diag join "\n", map { diag_resp($_) } grep { $_->{status} != 200 } @during;
+my @he = map { $_->{elapsed} } @during;
+my $p99 = pct(99, @he);
+cmp_ok $p99, '<', 0.2, 'health p99 during the logins: ' . ms($p99) . ' (< 200 ms)';
+diag sprintf 'logins: fastest %s, median %s, slowest %s; health during them: n=%d p50 %s p99 %s max %s',
+    ms($min_login), ms(pct(50, @le)), ms($logins_end), scalar(@he), ms(pct(50, @he)), ms($p99), ms(pct(100, @he));
+is_deeply [worker_pids()], \@w, 'the same single worker served it all';
+
+done_testing();

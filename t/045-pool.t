@@ -1,0 +1,54 @@
+# The PostgreSQL pool's bounds: max=2 busy connections, a queue of 2 that times out after
+# 500 ms with 503 service_unavailable, and a 503 at once past the queue. One worker, so
+# every request meets the same pool.
+use strict;
+use warnings;
+use Cms::Test;
+use Time::HiRes qw(sleep);
+
+set_conf_defaults(workers => 1, pg_params => 'max=2 queue=2 queue_timeout=500ms');
+start_nginx();
+
+my $h = http(GET => '/v1/health');
+is $h->{status}, 200, 'health before' or diag $h->{body};
+
+# Occupy both connections.
+my @sleeps = map { start_request(GET => '/v1/_test/sleep?seconds=2') } 1 .. 2;
+sleep 0.3;
+
+# Two fill the queue; the fifth, 150 ms later, finds it full.
+my @r = parallel_requests(
+    { method => 'GET', path => '/v1/_test/sleep?seconds=0' },
+    { method => 'GET', path => '/v1/_test/sleep?seconds=0' },
+    { method => 'GET', path => '/v1/_test/sleep?seconds=0', delay => 0.15 },
+);
+for my $i (0, 1) {
+    my $r = $r[$i];
+    is $r->{status}, 503, "queued request $i: 503" or diag $r->{body};
+    is(($r->{json} || {})->{code}, 'service_unavailable', "queued request $i: code");
+    cmp_ok $r->{elapsed}, '>=', 0.4, "queued request $i waited for the queue timeout";
+    cmp_ok $r->{elapsed}, '<', 1.2, "queued request $i did not wait much longer";
+}
+is $r[2]{status}, 503, 'request past the queue: 503' or diag $r[2]{body};
+is(($r[2]{json} || {})->{code}, 'service_unavailable', 'request past the queue: code');
+cmp_ok $r[2]{elapsed}, '<', 0.25, 'request past the queue is refused at once';
+like $r[2]{headers}{'content-type'} // '', qr{^application/json}, '503 is JSON';
+
+for my $i (0, 1) {
+    my $s = finish_request($sleeps[$i]);
+    is $s->{status}, 200, "sleep $i: 200" or diag $s->{error} // $s->{body};
+    is(($s->{json} || {})->{slept}, 2, "sleep $i: slept 2");
+    cmp_ok $s->{elapsed}, '>=', 1.9, "sleep $i took its 2 s";
+}
+
+$h = http(GET => '/v1/health');
+is $h->{status}, 200, 'health after' or diag $h->{body};
+is_deeply $h->{json}, {postgres => 'ok', redis => 'ok'}, 'health body after';
+
+my $pool = http(GET => '/v1/_test/pool')->{json} || {};
+is $pool->{pg}{max}, 2, 'pool max 2';
+cmp_ok $pool->{pg}{connections} // 99, '<=', 2, 'at most 2 connections';
+is $pool->{pg}{busy}, 0, 'none busy';
+is $pool->{pg}{queued}, 0, 'none queued';
+
+done_testing();

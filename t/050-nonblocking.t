@@ -1,0 +1,30 @@
+# One worker keeps answering while a query runs for 2 s: the worker must never block on
+# PostgreSQL. Pool max=4: the sleep holds one connection, 50 health checks share the others
+# (queue=100 so that the queue's default size plays no part here).
+use strict;
+use warnings;
+use Cms::Test;
+use Time::HiRes qw(sleep);
+
+set_conf_defaults(workers => 1, pg_params => 'max=4 queue=100');
+start_nginx();
+
+is http(GET => '/v1/health')->{status}, 200, 'health before';
+
+my $sleep = start_request(GET => '/v1/_test/sleep?seconds=2');
+sleep 0.2;      # the sleep is in PostgreSQL before the others arrive
+
+my @r = parallel_requests(map { [GET => '/v1/health'] } 1 .. 50);
+my @ok = grep { $_->{status} == 200 } @r;
+is scalar(@ok), 50, 'all 50 health checks answered 200'
+    or diag join "\n", map { "$_->{status} " . ($_->{error} // $_->{body}) } grep { $_->{status} != 200 } @r;
+my ($max) = sort { $b <=> $a } map { $_->{elapsed} } @r;
+cmp_ok $max, '<', 1.0, sprintf('slowest health check took %.3f s (< 1 s)', $max);
+
+my $s = finish_request($sleep);
+is $s->{status}, 200, 'the sleep answered 200' or diag $s->{error} // $s->{body};
+is_deeply $s->{json}, {slept => 2}, 'sleep body';
+cmp_ok $s->{elapsed}, '>=', 1.9, sprintf('the sleep took %.2f s (>= 1.9)', $s->{elapsed});
+cmp_ok $s->{elapsed}, '<', 3.5, 'and not much more';
+
+done_testing();
