@@ -77,16 +77,16 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_find_sql =
 ngx_http_cms_route_t  ngx_http_cms_accounts_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/auth/signup"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_accounts_signup },
+      ngx_http_cms_accounts_signup, NULL, NULL },
 
     { NGX_HTTP_POST, ngx_string("/auth/login"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_accounts_login },
+      ngx_http_cms_accounts_login, NULL, NULL },
 
     { NGX_HTTP_POST, ngx_string("/auth/logout"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_accounts_logout },
+      ngx_http_cms_accounts_logout, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/me"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_accounts_me },
+      ngx_http_cms_accounts_me, NULL, NULL },
 
     ngx_http_cms_null_route
 };

@@ -82,18 +82,18 @@ ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/workspaces/:id/api-keys"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
-      ngx_http_cms_api_keys_create },
+      ngx_http_cms_api_keys_create, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/workspaces/:id/api-keys"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
-      ngx_http_cms_api_keys_list },
+      ngx_http_cms_api_keys_list, NULL, NULL },
 
     { NGX_HTTP_DELETE, ngx_string("/workspaces/:id/api-keys/:key"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
-      ngx_http_cms_api_keys_delete },
+      ngx_http_cms_api_keys_delete, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/api/key"), NGX_HTTP_CMS_AUTH_SECRET_KEY, 0,
-      ngx_http_cms_api_keys_self },
+      ngx_http_cms_api_keys_self, NULL, NULL },
 
     ngx_http_cms_null_route
 };

@@ -46,6 +46,8 @@ static ngx_int_t ngx_http_cms_auth_key(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_key_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_auth_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *hash);
 static ngx_int_t ngx_http_cms_auth_session(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_claims(ngx_http_request_t *r,
@@ -68,17 +70,7 @@ static ngx_uint_t ngx_http_cms_auth_scopes(u_char *p, u_char *last);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_key_sql =
-    ngx_http_cms_pg_stmt(
-        "SELECT k.id, k.workspace_id, k.created_by, m.role,"
-        " array_to_string(k.scopes, ' '), w.suspended,"
-        " encode(k.secret_hash, 'hex')"
-        " FROM api_keys k"
-        " JOIN workspaces w ON w.id = k.workspace_id"
-        " JOIN members m ON m.workspace_id = k.workspace_id"
-        "  AND m.user_id = k.created_by"
-        " JOIN users u ON u.id = k.created_by AND u.active"
-        " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL",
-        1);
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_AUTH_KEY_SQL(""), 1);
 
 /* $2 is NULL for routes outside a workspace: the membership is then NULL */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_user_sql =
@@ -216,7 +208,35 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     arg.data = hex;
     arg.len = 2 * sizeof(hash);
 
+    if (ctx->route->fused != NULL) {
+        return ngx_http_cms_auth_fused(r, ctx, &arg);
+    }
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_key_sql, &arg, 1,
+                                 ngx_http_cms_auth_key_done);
+}
+
+
+/* the key and the record in one statement: $1 the hash, $2.. the ids */
+static ngx_int_t
+ngx_http_cms_auth_fused(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *hash)
+{
+    ngx_str_t   args[NGX_HTTP_CMS_MAX_PARAMS + 1];
+    ngx_uint_t  i;
+
+    args[0] = *hash;
+
+    for (i = 0; i < ctx->nparams; i++) {
+        args[i + 1] = ctx->params[i];
+
+        /* a malformed id finds nothing, after the key is checked */
+        if (!cms_uuid_valid((char *) args[i + 1].data, args[i + 1].len)) {
+            ngx_str_null(&args[i + 1]);
+        }
+    }
+
+    return ngx_http_cms_pg_query(r, ctx->route->fused, args, ctx->nparams + 1,
                                  ngx_http_cms_auth_key_done);
 }
 
@@ -264,7 +284,16 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                  NULL);
     }
 
-    return ngx_http_cms_auth_permit(r, ctx);
+    rc = ngx_http_cms_auth_permit(r, ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ctx->route->fused != NULL) {
+        return ctx->route->fused_done(r, ctx, res);
+    }
+
+    return ctx->route->handler(r, ctx);
 }
 
 
@@ -482,6 +511,8 @@ ngx_http_cms_auth_session_checked(ngx_http_request_t *r,
 {
     ngx_http_cms_auth_state_t *st = ctx->data;
 
+    ngx_int_t  rc;
+
     if (ctx->pending) {
         return NGX_DONE;
     }
@@ -503,7 +534,12 @@ ngx_http_cms_auth_session_checked(ngx_http_request_t *r,
     ctx->has_err = 0;
     ctx->data = NULL;
 
-    return ngx_http_cms_auth_permit(r, ctx);
+    rc = ngx_http_cms_auth_permit(r, ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ctx->route->handler(r, ctx);
 }
 
 
@@ -565,7 +601,8 @@ ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* the route's permission: a scope for keys, a minimum role for members */
+/* the route's permission: a scope for keys, a minimum role for members;
+   NGX_OK when it holds */
 static ngx_int_t
 ngx_http_cms_auth_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
@@ -595,7 +632,7 @@ ngx_http_cms_auth_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         ctx->nparams--;
     }
 
-    return rt->handler(r, ctx);
+    return NGX_OK;
 }
 
 

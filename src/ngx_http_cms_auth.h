@@ -49,6 +49,25 @@ typedef enum {
 
 
 /*
+ * The key lookup: columns 0-6 are the key id, workspace, creator, the
+ * creator's role, the scopes, whether the workspace is suspended and the
+ * stored hash; "extra" adds columns after them (a fused read's record).
+ */
+#define NGX_HTTP_CMS_AUTH_KEY_SQL(extra)                                     \
+    "SELECT k.id, k.workspace_id, k.created_by, m.role,"                     \
+    " array_to_string(k.scopes, ' '), w.suspended,"                          \
+    " encode(k.secret_hash, 'hex')" extra                                    \
+    " FROM api_keys k"                                                       \
+    " JOIN workspaces w ON w.id = k.workspace_id"                            \
+    " JOIN members m ON m.workspace_id = k.workspace_id"                     \
+    "  AND m.user_id = k.created_by"                                         \
+    " JOIN users u ON u.id = k.created_by AND u.active"                      \
+    " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL"
+
+#define NGX_HTTP_CMS_AUTH_KEY_COLUMNS  7
+
+
+/*
  * Authenticates the request for its route's credential family and checks
  * the route's permission, then runs the route's handler.  Returns the
  * handler contract's codes (NGX_DONE while a lookup is in flight).

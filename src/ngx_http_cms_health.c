@@ -40,7 +40,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_health_sql =
 ngx_http_cms_route_t  ngx_http_cms_health_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/health"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_health_get },
+      ngx_http_cms_health_get, NULL, NULL },
 
     ngx_http_cms_null_route
 };

@@ -10,6 +10,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
+#include "cms_text.h"
 
 
 typedef struct {
@@ -231,3 +232,41 @@ ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
     return NGX_OK;
 }
 
+ngx_int_t
+ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
+    ngx_str_t *from)
+{
+    u_char  *p;
+    size_t   n;
+
+    if (slug->data != NULL) {
+        if (!cms_slug_valid((char *) slug->data, slug->len)) {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_SLUG,
+                                     "slug");
+        }
+
+        return NGX_OK;
+    }
+
+    if (from == NULL || from->data == NULL) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, CMS_SLUG_MAX + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    n = cms_slugify((char *) from->data, from->len, (char *) p,
+                    CMS_SLUG_MAX + 1);
+
+    if (n == 0) {
+        ngx_str_set(slug, "untitled");
+        return NGX_OK;
+    }
+
+    slug->data = p;
+    slug->len = n;
+
+    return NGX_OK;
+}

@@ -58,4 +58,14 @@ ngx_int_t ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
     const char **fields, const char **ignored);
 
 
+/*
+ * A slug: "slug" as given must match the slug rule (else invalid_slug is
+ * recorded); absent, it is derived from "from" when that is given
+ * ("untitled" when nothing usable remains).  Returns NGX_OK, 400 or
+ * NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
+    ngx_str_t *from);
+
+
 #endif /* _NGX_HTTP_CMS_JSON_H_INCLUDED_ */

@@ -729,14 +729,24 @@ ngx_int_t
 ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r, ngx_uint_t status,
     const char *name, PGresult *res)
 {
+    return ngx_http_cms_pg_send_column(r, status, name, res, 0);
+}
+
+
+ngx_int_t
+ngx_http_cms_pg_send_column(ngx_http_request_t *r, ngx_uint_t status,
+    const char *name, PGresult *res, int col)
+{
     size_t     len;
     ngx_str_t  body;
 
-    if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+    if (PQntuples(res) == 0 || PQnfields(res) <= col
+        || PQgetisnull(res, 0, col))
+    {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
-    len = PQgetlength(res, 0, 0);
+    len = PQgetlength(res, 0, col);
 
     body.data = ngx_pnalloc(r->pool, len + ngx_strlen(name) + 8);
     if (body.data == NULL) {
@@ -744,7 +754,7 @@ ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     body.len = ngx_sprintf(body.data, "{\"%s\":%*s}", name, len,
-                           PQgetvalue(res, 0, 0))
+                           PQgetvalue(res, 0, col))
                - body.data;
 
     return ngx_http_cms_send(r, status, &body);

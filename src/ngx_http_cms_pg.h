@@ -110,6 +110,10 @@ ngx_int_t ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
 ngx_int_t ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r,
     ngx_uint_t status, const char *name, PGresult *res);
 
+/* The same with the JSON text in column "col". */
+ngx_int_t ngx_http_cms_pg_send_column(ngx_http_request_t *r,
+    ngx_uint_t status, const char *name, PGresult *res, int col);
+
 /*
  * Sends {"<name>": <row 0 column 1>, "pagination": {total (row 0 column
  * 0), limit, offset}}.  Returns the handler contract's codes.

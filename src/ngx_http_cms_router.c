@@ -33,6 +33,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_accounts_routes,
     ngx_http_cms_workspaces_routes,
     ngx_http_cms_api_keys_routes,
+    ngx_http_cms_categories_routes,
+    ngx_http_cms_articles_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

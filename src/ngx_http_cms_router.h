@@ -13,6 +13,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_pg.h"
 
 
 /*
@@ -42,10 +43,20 @@ struct ngx_http_cms_route_s {
     ngx_uint_t                  auth;       /* ngx_http_cms_auth_e */
     ngx_uint_t                  perm;       /* scope, role or privilege */
     ngx_http_cms_handler_pt     handler;
+
+    /*
+     * Secret-key reads may name one statement that authenticates the key
+     * and fetches the record in one round trip: $1 is the key's HMAC, $2..
+     * the path parameters (malformed uuids as NULL), its first columns
+     * those of NGX_HTTP_CMS_AUTH_KEY_SQL.  fused_done() then answers from
+     * the same result instead of handler().
+     */
+    ngx_http_cms_pg_stmt_t     *fused;
+    ngx_http_cms_pg_done_pt     fused_done;
 };
 
 
-#define ngx_http_cms_null_route  { 0, ngx_null_string, 0, 0, NULL }
+#define ngx_http_cms_null_route  { 0, ngx_null_string, 0, 0, NULL, NULL, NULL }
 
 
 /*

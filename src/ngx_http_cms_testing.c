@@ -43,25 +43,25 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_sleep_sql =
 ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/_test/sleep"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_sleep },
+      ngx_http_cms_testing_sleep, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/_test/pool"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_pool },
+      ngx_http_cms_testing_pool, NULL, NULL },
 
     { NGX_HTTP_POST, ngx_string("/_test/echo"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_echo },
+      ngx_http_cms_testing_echo, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/_test/redis"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_redis },
+      ngx_http_cms_testing_redis, NULL, NULL },
 
     /* a secret-key route needing a scope, before any resource needs one */
     { NGX_HTTP_GET, ngx_string("/_test/scoped"), NGX_HTTP_CMS_AUTH_SECRET_KEY,
-      NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE, ngx_http_cms_testing_scoped },
+      NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE, ngx_http_cms_testing_scoped, NULL, NULL },
 
     /* a studio route needing the editor role */
     { NGX_HTTP_GET, ngx_string("/workspaces/:id/_test/editor"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
-      ngx_http_cms_testing_scoped },
+      ngx_http_cms_testing_scoped, NULL, NULL },
 
     ngx_http_cms_null_route
 };

@@ -63,13 +63,13 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_get_sql =
 ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_workspaces_create },
+      ngx_http_cms_workspaces_create, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_workspaces_list },
+      ngx_http_cms_workspaces_list, NULL, NULL },
 
     { NGX_HTTP_GET, ngx_string("/workspaces/:id"), NGX_HTTP_CMS_AUTH_MEMBER,
-      NGX_HTTP_CMS_ROLE_VIEWER, ngx_http_cms_workspaces_get },
+      NGX_HTTP_CMS_ROLE_VIEWER, ngx_http_cms_workspaces_get, NULL, NULL },
 
     ngx_http_cms_null_route
 };
