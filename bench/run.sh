@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# make bench: what does GET /v1/health cost next to nginx's floor and PostgreSQL's floor?
+# make bench: what do our routes cost next to nginx's floor and PostgreSQL's floor?
 #
-#   (a) wrk on GET /v1/health             (a PostgreSQL query and a Redis PING per request)
-#   (b) wrk on a static file of exactly the same bytes, served by the same nginx
-#   (c) pgbench running "SELECT 1;" (-M prepared) on the same PostgreSQL
-# Prints requests/s, TPS, and the ratios health/static and health/pgbench.
+# For each route: wrk on the route, wrk on a static file of exactly the same bytes served
+# by the same nginx, and pgbench (-M prepared) running the same statement the route runs
+# on the same PostgreSQL. Routes: GET /v1/health (a SELECT 1 and a Redis PING),
+# GET /v1/api/articles/{id} (the key and the article in one statement) and
+# GET /v1/api/articles?limit=20 (the key lookup, then the page). Prints the rates and
+# the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
 # machine has 2 cores, and wrk, nginx and PostgreSQL share them, so one worker keeps the
@@ -52,6 +54,7 @@ http {
     cms_postgres "hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres" max=$pg_max queue=1024;
     cms_redis 127.0.0.1:$redis max=8;
     cms_secret $prefix/conf/secret.key;
+    cms_thread_pool default;
     cms_storage $prefix/storage;
     server {
         listen 127.0.0.1:$port backlog=1024;
@@ -88,36 +91,100 @@ cmp -s "$prefix/static/health.json" <(curl -s "$url/static/health.json") \
 # Runs wrk, prints its summary, leaves the rate in $rate; fails on errors or non-2xx.
 run_wrk() {
     local name=$1 path=$2 out
+    shift 2
     echo
     echo "== $name: wrk -t2 -c$conns -d${secs}s $url$path"
-    out=$(timeout $((secs + 30)) wrk -t2 -c"$conns" -d"${secs}s" --latency "$url$path")
+    out=$(timeout $((secs + 30)) wrk -t2 -c"$conns" -d"${secs}s" --latency "$@" "$url$path")
     echo "$out" | sed -n '/Latency/p;/50%/p;/99%/p;/requests in/p;/Non-2xx/p;/Socket errors/p;/Requests\/sec/p'
     rate=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     if grep -q 'Non-2xx' <<<"$out"; then
-        echo "bench: $name had non-2xx answers: the rate above is not a health rate" >&2
+        echo "bench: $name had non-2xx answers: its rate is not a success rate" >&2
+        exit 1
     fi
 }
 
+# Runs pgbench on the statement in file $2; leaves the TPS in $tps.
+run_pgbench() {
+    local name=$1 file=$2 out
+    echo
+    echo "== $name: pgbench -n -c$conns -j2 -T$secs -M prepared"
+    out=$(timeout $((secs + 30)) pgbench -n -c"$conns" -j2 -T"$secs" -M prepared \
+              -f "$file" -h 127.0.0.1 -p "$pg" -U postgres bench 2>&1)
+    echo "$out" | grep -E 'latency average|^tps' || true
+    tps=$(awk '/^tps = / {print $3; exit}' <<<"$out")
+}
+
+# Copies what $path answers into static/, so nginx serves the same bytes from a file.
+snapshot() {
+    local path=$1 file=$2
+    shift 2
+    code=$(curl -s -o "$prefix/static/$file" -w '%{http_code}' "$@" "$url$path")
+    [ "$code" = 200 ] || { echo "bench: $path answered $code" >&2; cat "$prefix/static/$file" >&2; exit 1; }
+}
+
+results=()
+row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "$3" "$4" \
+    "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" \
+    "$(awk -v a="$2" -v b="$4" 'BEGIN {print a / b}')")"); }
+
+# health
 run_wrk "health" /v1/health
 health=$rate
 run_wrk "static file of the same size" /static/health.json
 static=$rate
-
-echo
-echo "== pgbench -n -c$conns -j2 -T$secs -M prepared (SELECT 1;)"
 echo 'SELECT 1;' >"$prefix/select1.sql"
-out=$(timeout $((secs + 30)) pgbench -n -c"$conns" -j2 -T"$secs" -M prepared \
-          -f "$prefix/select1.sql" -h 127.0.0.1 -p "$pg" -U postgres bench 2>&1)
-echo "$out" | grep -E 'latency average|^tps' || true
-tps=$(awk '/^tps = / {print $3; exit}' <<<"$out")
+run_pgbench "SELECT 1" "$prefix/select1.sql"
+row "GET /v1/health" "$health" "$static" "$tps"
+
+# A workspace with 200 published articles, and a key that reads them.
+admin=(env CMS_DATABASE_URL="hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres"
+       CMS_SECRET_FILE="$prefix/conf/secret.key" "$root/build/cms-admin")
+"${admin[@]}" user create --email bench@example.com --password bench-password-1 --verified >/dev/null
+ws=$("${admin[@]}" workspace create --name Bench --owner bench@example.com)
+key=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name bench \
+          --scopes articles:read,articles:write)
+body='<p>'$(printf 'word %.0s' $(seq 1 400))'</p>'
+for i in $(seq 1 200); do
+    curl -s -o /dev/null -X POST -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+        -d "{\"title\":\"Bench article $i\",\"status\":\"published\",\"tags\":[\"bench\"],\"body\":\"$body\"}" \
+        "$url/v1/api/articles"
+done
+id=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+         -c "SELECT id FROM articles ORDER BY created_at LIMIT 1 OFFSET 100")
+hash=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+           -c "SELECT encode(secret_hash, 'hex') FROM api_keys LIMIT 1")
+auth=(-H "Authorization: Bearer $key")
+
+# The statements the routes run (src/ngx_http_cms_auth.h, src/ngx_http_cms_articles.c).
+keysql="SELECT k.id, k.workspace_id, k.created_by, m.role, array_to_string(k.scopes, ' '), w.suspended, encode(k.secret_hash, 'hex')"
+keyfrom="FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN members m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by JOIN users u ON u.id = k.created_by AND u.active WHERE k.secret_hash = decode('$hash', 'hex') AND k.revoked_at IS NULL"
+echo "$keysql, (SELECT cms_article_json(a)::text FROM articles a WHERE a.workspace_id = k.workspace_id AND a.id = '$id'::uuid AND a.deleted_at IS NULL) $keyfrom;" >"$prefix/article.sql"
+cat >"$prefix/list.sql" <<SQL
+$keysql $keyfrom;
+WITH f AS (SELECT a.* FROM articles a WHERE a.workspace_id = '$ws' AND a.deleted_at IS NULL AND a.locale = coalesce(NULL, (SELECT default_locale FROM workspaces WHERE id = '$ws')) AND (NULL::text IS NULL OR cms_article_status(a) = NULL)), p AS (SELECT * FROM f ORDER BY created_at DESC, id DESC LIMIT 20 OFFSET 0) SELECT (SELECT count(*) FROM f), coalesce((SELECT json_agg(cms_article_json(p) ORDER BY p.created_at DESC, p.id DESC) FROM p), '[]')::text;
+SQL
+
+snapshot "/v1/api/articles/$id" article.json "${auth[@]}"
+echo; echo "article body: $(stat -c %s "$prefix/static/article.json") bytes"
+run_wrk "GET article" "/v1/api/articles/$id" "${auth[@]}"
+a=$rate
+run_wrk "static file of the same size" /static/article.json
+b=$rate
+run_pgbench "the same statement" "$prefix/article.sql"
+row "GET /v1/api/articles/{id}" "$a" "$b" "$tps"
+
+snapshot "/v1/api/articles?limit=20" list.json "${auth[@]}"
+echo; echo "list body: $(stat -c %s "$prefix/static/list.json") bytes"
+run_wrk "GET articles?limit=20" "/v1/api/articles?limit=20" "${auth[@]}"
+a=$rate
+run_wrk "static file of the same size" /static/list.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/list.sql"
+row "GET /v1/api/articles?limit=20" "$a" "$b" "$tps"
 
 echo
-printf '%-28s %12s\n' "" "per second"
-printf '%-28s %12.0f\n' "health (wrk)" "$health"
-printf '%-28s %12.0f\n' "static $size bytes (wrk)" "$static"
-printf '%-28s %12.0f\n' "SELECT 1 (pgbench)" "$tps"
-printf '%-28s %12.3f\n' "health / static" "$(awk -v a="$health" -v b="$static" 'BEGIN {print a / b}')"
-printf '%-28s %12.3f\n' "health / pgbench" "$(awk -v a="$health" -v b="$tps" 'BEGIN {print a / b}')"
+printf '%-34s %10s %10s %10s %8s %8s\n' "route" "route/s" "static/s" "pgbench" "/static" "/pgbench"
+printf '%s\n' "${results[@]}"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2

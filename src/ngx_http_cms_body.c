@@ -124,7 +124,11 @@ ngx_http_cms_body_collect(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         b = cl->buf;
 
         if (!b->in_file) {
-            p = ngx_cpymem(p, b->pos, b->last - b->pos);
+            /* a chunked body ends with an empty buffer whose pos is NULL */
+            if (b->last != b->pos) {
+                p = ngx_cpymem(p, b->pos, b->last - b->pos);
+            }
+
             continue;
         }
 
