@@ -21,6 +21,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
 ASAN ?= 0
+# FAULTS=1 compiles in the test-only fault points (NGX_HTTP_CMS_FAULTS); make test
+# builds that way, in a folder of its own; make and make run never do.
+FAULTS ?= 0
 FUZZ_SECONDS ?= 30
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -30,6 +33,9 @@ UNIT_SAN := $(SAN_FLAGS)
 else
 BUILD := build
 UNIT_SAN :=
+endif
+ifeq ($(FAULTS),1)
+BUILD := $(BUILD)-test
 endif
 
 NGX_SRC := $(BUILD)/nginx-src
@@ -52,7 +58,7 @@ ADMIN := $(if $(ADMIN_SRCS),$(BUILD)/cms-admin)
 ADMIN_CFLAGS := -Isrc/lib -Isrc/tools -I/usr/include/postgresql -std=c99 -Wall -Wextra \
                 -Werror -O2 -g $(UNIT_SAN)
 
-.PHONY: all build unit test run start stop bench fuzz clean \
+.PHONY: all build unit test test-run run start stop bench fuzz clean \
         deps-build deps-run deps-test deps-bench deps-fuzz
 
 all: build
@@ -82,7 +88,7 @@ $(NGX_SRC)/conf_flags: | deps-build
 
 $(NGX_SRC)/objs/Makefile: config scripts/configure-nginx.sh | $(NGX_SRC)/conf_flags
 	@echo "configuring nginx with the module (about 10 s)"
-	scripts/configure-nginx.sh $(NGX_SRC) $(CURDIR) $(ASAN)
+	scripts/configure-nginx.sh $(NGX_SRC) $(CURDIR) $(ASAN) $(FAULTS)
 
 config:
 	@echo "no 'config' file: the module's source list is missing" >&2; exit 1
@@ -107,8 +113,12 @@ unit: $(UNIT_BINS)
 # Serial on purpose: t/060-restart.t stops the shared PostgreSQL and Redis.
 
 test: deps-test
-	@$(MAKE) --no-print-directory build unit ASAN=$(ASAN)
-	TEST_CMS_MODULE=$(MODULE_ABS) TEST_CMS_ASAN=$(ASAN) \
+	@$(MAKE) --no-print-directory test-run ASAN=$(ASAN) FAULTS=1
+
+test-run:
+	@$(MAKE) --no-print-directory build unit ASAN=$(ASAN) FAULTS=$(FAULTS)
+	TEST_CMS_MODULE=$(MODULE_ABS) TEST_CMS_ASAN=$(ASAN) TEST_CMS_FAULTS=$(FAULTS) \
+	    TEST_CMS_ADMIN=$(CURDIR)/$(BUILD)/cms-admin \
 	    scripts/test-env.sh prove -r -I t/lib t/
 
 # --- running it -----------------------------------------------------------------------

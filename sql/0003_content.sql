@@ -240,6 +240,14 @@ BEGIN
         PERFORM cms_raise('invalid_field_value', 'author_id');
     END IF;
 
+    -- a patch that changes nothing writes nothing: no revision, no event
+    IF p_id IS NOT NULL
+       AND (cms_article_json(a)::jsonb - 'updated_at')
+           = (cms_article_json(old)::jsonb - 'updated_at')
+    THEN
+        RETURN cms_article_json(old)::text;
+    END IF;
+
     a.updated_at := now();
 
     BEGIN

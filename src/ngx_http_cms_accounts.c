@@ -380,7 +380,7 @@ ngx_http_cms_accounts_logout(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     argv[3] = "EX";            argvlen[3] = 2;
     argv[4] = (char *) ex.data;  argvlen[4] = ex.len;
 
-    if (ngx_http_cms_redis_append(r, cmds, 5, argv, argvlen) != NGX_OK) {
+    if (ngx_http_cms_redis_append(r->pool, cmds, 5, argv, argvlen) != NGX_OK) {
         return NGX_ERROR;
     }
 

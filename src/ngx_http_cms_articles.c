@@ -570,7 +570,8 @@ ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
     static const char  *names[] = { "title", "slug", "subtitle", "body",
                                     "status", "locale", "image_url",
                                     "focus_keyword" };
-    static size_t       max[] = { 500, 200, 2000,
+    /* a slug's own limit (200) is the slug rule's: invalid_slug */
+    static size_t       max[] = { 500, 1000, 2000,
                                   NGX_HTTP_CMS_ARTICLE_BODY_MAX, 20, 35,
                                   2048, 200 };
 
@@ -600,6 +601,7 @@ ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
     if (rc != NGX_OK) {
         return rc;
     }
+
 
     if (v[4].data != NULL
         && !ngx_http_cms_articles_status_valid((char *) v[4].data))
@@ -661,11 +663,15 @@ ngx_http_cms_articles_refs(ngx_http_request_t *r, json_t *body,
     v = json_object_get(body, "published_at");
 
     if (v != NULL) {
-        /* the server parses it; what it cannot read is invalid_field_value */
+        /* RFC 3339 with a zone, or "" (null) to clear it */
         if (json_is_null(v)) {
             v = json_string("");
 
-        } else if (!json_is_string(v) || json_string_length(v) > 40) {
+        } else if (!json_is_string(v)
+                   || (json_string_length(v) != 0
+                       && !cms_rfc3339_valid(json_string_value(v),
+                                             json_string_length(v))))
+        {
             return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
                                      "published_at");
 

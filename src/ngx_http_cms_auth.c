@@ -20,6 +20,7 @@
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_ext.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "cms_key.h"
@@ -66,7 +67,15 @@ static ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r,
     ngx_str_t *token);
 static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
     PGresult *res, int col, ngx_str_t *out);
-static ngx_uint_t ngx_http_cms_auth_scopes(u_char *p, u_char *last);
+static ngx_uint_t ngx_http_cms_auth_names(ngx_str_t *names, u_char *p,
+    u_char *last);
+static ngx_int_t ngx_http_cms_auth_hash(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t live, ngx_uint_t sandbox,
+    ngx_str_t *hex);
+static ngx_int_t ngx_http_cms_auth_ext(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_auth_ext_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_key_sql =
@@ -99,6 +108,26 @@ static ngx_str_t  ngx_http_cms_scope_names[] = {
 };
 
 
+/* sk_live_ keys see live records only, sk_sandbox_ keys sandbox ones */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_ext_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT k.id, k.facility_id, k.extension_id, k.livemode,"
+        " array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex')"
+        " FROM extension_keys k JOIN extensions e ON e.id = k.extension_id"
+        " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL"
+        "  AND (k.expires_at IS NULL OR k.expires_at > now())"
+        "  AND k.livemode = $2",
+        2);
+
+
+static ngx_str_t  ngx_http_cms_priv_names[] = {
+    ngx_string("ext:billing:read"),
+    ngx_string("ext:billing:write"),
+    ngx_string("ext:control:write"),
+    ngx_null_string
+};
+
+
 static ngx_str_t  ngx_http_cms_role_names[] = {
     ngx_null_string,
     ngx_string("viewer"),
@@ -126,6 +155,9 @@ ngx_http_cms_auth_run(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     case NGX_HTTP_CMS_AUTH_SESSION:
     case NGX_HTTP_CMS_AUTH_MEMBER:
         return ngx_http_cms_auth_session(r, ctx);
+
+    case NGX_HTTP_CMS_AUTH_EXT_KEY:
+        return ngx_http_cms_auth_ext(r, ctx);
 
     default:
         /* the other families arrive with their issues */
@@ -175,9 +207,35 @@ ngx_http_cms_auth_role(ngx_str_t *name)
 static ngx_int_t
 ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    u_char                    *hex;
+    ngx_int_t  rc;
+    ngx_str_t  arg;
+
+    rc = ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SVC_LIVE,
+                                CMS_KEY_KIND_SVC_LIVE, &arg);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ctx->route->fused != NULL) {
+        return ngx_http_cms_auth_fused(r, ctx, &arg);
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_key_sql, &arg, 1,
+                                 ngx_http_cms_auth_key_done);
+}
+
+
+/*
+ * The Bearer key, if its format and checksum hold and it is of kind "live"
+ * or "sandbox", as the hex HMAC to look up (also kept in ctx->data for the
+ * constant-time comparison).  Sets principal.livemode.  NGX_OK or 401.
+ */
+static ngx_int_t
+ngx_http_cms_auth_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t live, ngx_uint_t sandbox, ngx_str_t *hex)
+{
     cms_key_t                  k;
-    ngx_str_t                  token, arg;
+    ngx_str_t                  token;
     unsigned char              hash[32];
     ngx_http_cms_main_conf_t  *mcf;
 
@@ -187,33 +245,32 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     /* the checksum refuses typos and forgeries before any query */
     if (cms_key_parse((char *) token.data, token.len, &k) != CMS_KEY_OK
-        || k.kind != CMS_KEY_KIND_SVC_LIVE)
+        || (k.kind != live && k.kind != sandbox))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-    cms_key_hash(mcf->api_pepper, (char *) token.data, token.len, hash);
+    ctx->principal.livemode = (k.kind == live);
 
-    hex = ngx_pnalloc(r->pool, 2 * sizeof(hash));
-    if (hex == NULL) {
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (cms_key_hash(mcf->api_pepper, (char *) token.data, token.len, hash)
+        != 0)
+    {
         return NGX_ERROR;
     }
 
-    cms_hex_encode(hash, sizeof(hash), (char *) hex);
-
-    /* kept for the constant-time comparison with the stored hash */
-    ctx->data = hex;
-
-    arg.data = hex;
-    arg.len = 2 * sizeof(hash);
-
-    if (ctx->route->fused != NULL) {
-        return ngx_http_cms_auth_fused(r, ctx, &arg);
+    hex->data = ngx_pnalloc(r->pool, 2 * sizeof(hash));
+    if (hex->data == NULL) {
+        return NGX_ERROR;
     }
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_key_sql, &arg, 1,
-                                 ngx_http_cms_auth_key_done);
+    cms_hex_encode(hash, sizeof(hash), (char *) hex->data);
+    hex->len = 2 * sizeof(hash);
+
+    ctx->data = hex->data;
+
+    return NGX_OK;
 }
 
 
@@ -276,8 +333,8 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     p->role = ngx_http_cms_auth_role(&role);
 
     v = PQgetvalue(res, 0, 4);
-    p->scopes = ngx_http_cms_auth_scopes((u_char *) v,
-                                         (u_char *) v + ngx_strlen(v));
+    p->scopes = ngx_http_cms_auth_names(ngx_http_cms_scope_names, (u_char *) v,
+                                        (u_char *) v + ngx_strlen(v));
 
     if (PQgetvalue(res, 0, 5)[0] == 't') {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_WORKSPACE_SUSPENDED,
@@ -299,11 +356,10 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 /* "articles:read articles:write" -> bits; unknown names count for nothing */
 static ngx_uint_t
-ngx_http_cms_auth_scopes(u_char *p, u_char *last)
+ngx_http_cms_auth_names(ngx_str_t *names, u_char *p, u_char *last)
 {
     u_char      *s;
-    ngx_str_t    name;
-    ngx_uint_t   bits;
+    ngx_uint_t   bits, i;
 
     bits = 0;
 
@@ -314,14 +370,87 @@ ngx_http_cms_auth_scopes(u_char *p, u_char *last)
             p++;
         }
 
-        name.data = s;
-        name.len = p - s;
-        bits |= ngx_http_cms_auth_scope(&name);
+        for (i = 0; names[i].len; i++) {
+            if ((size_t) (p - s) == names[i].len
+                && ngx_strncmp(s, names[i].data, names[i].len) == 0)
+            {
+                bits |= (ngx_uint_t) 1 << i;
+                break;
+            }
+        }
 
         p++;
     }
 
     return bits;
+}
+
+
+/* extension keys */
+
+static ngx_int_t
+ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[2];
+
+    rc = ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_LIVE,
+                                CMS_KEY_KIND_SK_SANDBOX, &args[0]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_str_set(&args[1], "f");
+
+    if (ctx->principal.livemode) {
+        ngx_str_set(&args[1], "t");
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_ext_sql, args, 2,
+                                 ngx_http_cms_auth_ext_done);
+}
+
+
+static ngx_int_t
+ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    char                      *v;
+    ngx_int_t                  rc;
+    ngx_http_cms_principal_t  *p;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) != 1
+        || PQgetlength(res, 0, 5) != 64
+        || CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->data, 64) != 0)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
+    }
+
+    p = &ctx->principal;
+
+    if (ngx_http_cms_auth_copy(r, res, 0, &p->key_id) != NGX_OK
+        || ngx_http_cms_auth_copy(r, res, 1, &p->facility_id) != NGX_OK
+        || ngx_http_cms_auth_copy(r, res, 2, &p->extension_id) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    v = PQgetvalue(res, 0, 4);
+    p->scopes = ngx_http_cms_auth_names(ngx_http_cms_priv_names, (u_char *) v,
+                                        (u_char *) v + ngx_strlen(v));
+
+    if ((p->scopes & ctx->route->perm) != ctx->route->perm) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL);
+    }
+
+    ctx->data = NULL;
+
+    return ngx_http_cms_ext_guard(r, ctx);
 }
 
 
@@ -368,7 +497,7 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     argv[1] = (char *) key.data;
     argvlen[1] = key.len;
 
-    if (ngx_http_cms_redis_append(r, cmds, 2, argv, argvlen) != NGX_OK) {
+    if (ngx_http_cms_redis_append(r->pool, cmds, 2, argv, argvlen) != NGX_OK) {
         return NGX_ERROR;
     }
 

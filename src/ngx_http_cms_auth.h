@@ -48,6 +48,12 @@ typedef enum {
 #define NGX_HTTP_CMS_SCOPE_SUBSCRIBERS_WRITE    0x80000
 
 
+/* extension privileges; a /v1/ext route's "perm" is one of them */
+#define NGX_HTTP_CMS_PRIV_BILLING_READ         0x0001
+#define NGX_HTTP_CMS_PRIV_BILLING_WRITE        0x0002
+#define NGX_HTTP_CMS_PRIV_CONTROL_WRITE        0x0004
+
+
 /*
  * The key lookup: columns 0-6 are the key id, workspace, creator, the
  * creator's role, the scopes, whether the workspace is suspended and the

@@ -325,7 +325,7 @@ ngx_http_cms_categories_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                       NULL };
     static const char  *strings[] = { "name", "slug", "description",
                                       "accent_color", "image_url", "locale" };
-    static size_t       max[] = { 200, 200, 5000, 7, 2048, 35 };
+    static size_t       max[] = { 200, 1000, 5000, 7, 2048, 35 };
 
     rc = ngx_http_cms_json_fields(r, ctx->body, fields, ignored);
     if (rc != NGX_OK) {

@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include <openssl/rand.h>
+#include <openssl/evp.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
 #include "cms_kdf.h"
@@ -119,4 +120,46 @@ ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
     }
 
     return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n, u_char *hex)
+{
+    ngx_uint_t     i;
+    EVP_MD_CTX    *md;
+    unsigned int   len;
+    u_char         digest[EVP_MAX_MD_SIZE];
+
+    md = EVP_MD_CTX_new();
+    if (md == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        goto failed;
+    }
+
+    for (i = 0; i < n; i++) {
+        if (parts[i].len
+            && EVP_DigestUpdate(md, parts[i].data, parts[i].len) != 1)
+        {
+            goto failed;
+        }
+    }
+
+    if (EVP_DigestFinal_ex(md, digest, &len) != 1) {
+        goto failed;
+    }
+
+    EVP_MD_CTX_free(md);
+    ngx_hex_dump(hex, digest, len);
+
+    return NGX_OK;
+
+failed:
+
+    EVP_MD_CTX_free(md);
+
+    return NGX_ERROR;
 }

@@ -27,6 +27,13 @@ char *ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
  */
 ngx_int_t ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf);
 
+/*
+ * SHA-256 of the concatenation of "n" parts, as 64 lowercase hex
+ * characters into "hex".  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n,
+    u_char *hex);
+
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
 

@@ -31,7 +31,7 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "A JSON request body is required"),
     ngx_http_cms_err(400, "invalid_request", "invalid_request",
                      "The JSON body is nested too deeply"),
-    ngx_http_cms_err(422, "invalid_field_value", "validation_error",
+    ngx_http_cms_err(422, "validation_error", "validation_error",
                      "A value failed validation"),
     ngx_http_cms_err(401, "unauthorized", "unauthenticated",
                      "Authentication required"),
@@ -105,6 +105,21 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "Changing live content needs publish rights"),
     ngx_http_cms_err(400, "invalid_field_value", "validation_error",
                      "The HTML is too large or nested too deeply"),
+
+    ngx_http_cms_err(422, "validation_error", "validation_error",
+                     "A value failed validation"),
+    ngx_http_cms_err(409, "invalid_state", "invalid_state",
+                     "The invoice is not in a state that allows this"),
+    ngx_http_cms_err(409, "idempotency_conflict", "idempotency_conflict",
+                     "This Idempotency-Key was used with a different "
+                     "request"),
+    ngx_http_cms_err(409, "idempotency_in_progress",
+                     "idempotency_in_progress",
+                     "A request with this Idempotency-Key is in progress; "
+                     "retry later"),
+    ngx_http_cms_err(400, "invalid_request", "invalid_request",
+                     "Idempotency-Key must be 1 to 255 printable ASCII "
+                     "characters"),
 };
 
 

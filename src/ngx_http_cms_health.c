@@ -66,7 +66,7 @@ ngx_http_cms_health_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                                ngx_http_cms_health_pg_done);
     ctx->pending += (rc == NGX_DONE);
 
-    if (ngx_http_cms_redis_append(r, cmds, 1, ping, ping_len) != NGX_OK) {
+    if (ngx_http_cms_redis_append(r->pool, cmds, 1, ping, ping_len) != NGX_OK) {
         return NGX_ERROR;
     }
 

@@ -12,10 +12,29 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_redis.h"
+
+
+#define NGX_HTTP_CMS_RELAY_BATCH       NGX_HTTP_CMS_REDIS_MAX_PIPELINE
+
+
+/* a relayed batch's event ids, between XADD and the mark */
+typedef struct {
+    ngx_str_t                   ids;         /* "{id,id,...}" */
+    ngx_uint_t                  n;
+} ngx_http_cms_relay_t;
 
 
 static void ngx_http_cms_jobs_purge(ngx_event_t *ev);
 static void ngx_http_cms_jobs_purged(void *data, PGresult *res);
+static void ngx_http_cms_jobs_relay(ngx_event_t *ev);
+static void ngx_http_cms_jobs_claimed(void *data, PGresult *res);
+static ngx_int_t ngx_http_cms_jobs_xadd(ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, PGresult *res, int row);
+static void ngx_http_cms_jobs_added(void *data, redisReply **replies,
+    ngx_uint_t n);
+static void ngx_http_cms_jobs_marked(void *data, PGresult *res);
+static void ngx_http_cms_jobs_again(ngx_uint_t more);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
@@ -23,7 +42,21 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
         "SELECT cms_articles_purge(make_interval(secs => $1::float8))", 1);
 
 
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_claim_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT id, facility_id, livemode, payload"
+        " FROM cms_ext_events_claim($1::integer, interval '30 seconds')",
+        1);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_mark_sql =
+    ngx_http_cms_pg_stmt(
+        "UPDATE ext_events SET relayed_at = now()"
+        " WHERE id = ANY($1::uuid[])",
+        1);
+
+
 static ngx_event_t  ngx_http_cms_jobs_purge_ev;
+static ngx_event_t  ngx_http_cms_jobs_relay_ev;
 
 
 ngx_int_t
@@ -45,6 +78,18 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ev->cancelable = 1;
 
     ngx_add_timer(ev, mcf->purge_interval);
+
+    if (mcf->redis == NULL) {
+        return NGX_OK;
+    }
+
+    ev = &ngx_http_cms_jobs_relay_ev;
+    ev->handler = ngx_http_cms_jobs_relay;
+    ev->data = mcf;
+    ev->log = cycle->log;
+    ev->cancelable = 1;
+
+    ngx_add_timer(ev, mcf->events_interval);
 
     return NGX_OK;
 }
@@ -93,4 +138,190 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
     if (!ngx_exiting && !ngx_terminate) {
         ngx_add_timer(&ngx_http_cms_jobs_purge_ev, mcf->purge_interval);
     }
+}
+
+
+/*
+ * The outbox relay: events written with their change are claimed for a
+ * lease, XADDed to the facility's stream, then marked.  A batch lost
+ * between the two is claimed again after the lease: at least once, with
+ * the event id stable.  Several hosts share the work (SKIP LOCKED).
+ */
+static void
+ngx_http_cms_jobs_relay(ngx_event_t *ev)
+{
+    ngx_str_t  arg;
+
+    ngx_str_set(&arg, "16");
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_claim_sql, &arg, 1,
+                            ngx_http_cms_jobs_claimed, NULL)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_again(0);
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_claimed(void *data, PGresult *res)
+{
+    int                         i, rows;
+    u_char                     *p;
+    ngx_pool_t                 *pool;
+    ngx_http_cms_relay_t       *relay;
+    ngx_http_cms_redis_cmds_t  *cmds;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
+        || PQntuples(res) == 0)
+    {
+        ngx_http_cms_jobs_again(0);
+        return;
+    }
+
+    rows = PQntuples(res);
+
+    pool = ngx_create_pool(4096, ngx_cycle->log);
+    if (pool == NULL) {
+        ngx_http_cms_jobs_again(0);
+        return;
+    }
+
+    cmds = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_cmds_t));
+    relay = ngx_pcalloc(pool, sizeof(ngx_http_cms_relay_t));
+    p = ngx_pnalloc(pool, rows * 37 + 2);
+
+    if (cmds == NULL || relay == NULL || p == NULL) {
+        goto failed;
+    }
+
+    relay->ids.data = p;
+    *p++ = '{';
+
+    for (i = 0; i < rows; i++) {
+        if (ngx_http_cms_jobs_xadd(pool, cmds, res, i) != NGX_OK) {
+            goto failed;
+        }
+
+        p = ngx_cpymem(p, PQgetvalue(res, i, 0), PQgetlength(res, i, 0));
+        *p++ = (i + 1 < rows) ? ',' : '}';
+    }
+
+    relay->ids.len = p - relay->ids.data;
+    relay->n = rows;
+
+    if (ngx_http_cms_redis_job(pool, cmds, ngx_http_cms_jobs_added, relay)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_again(0);
+    }
+
+    return;
+
+failed:
+
+    ngx_destroy_pool(pool);
+    ngx_http_cms_jobs_again(0);
+}
+
+
+/* XADD cms:events:{<facility>}:<mode> MAXLEN ~ 100000 * id <id> event <json> */
+static ngx_int_t
+ngx_http_cms_jobs_xadd(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
+    PGresult *res, int row)
+{
+    u_char      *key;
+    size_t       len[10];
+    const char  *argv[10];
+
+    key = ngx_pnalloc(pool, PQgetlength(res, row, 1) + 32);
+    if (key == NULL) {
+        return NGX_ERROR;
+    }
+
+    argv[0] = "XADD";       len[0] = 4;
+    argv[1] = (char *) key;
+    len[1] = ngx_sprintf(key, "cms:events:{%s}:%s", PQgetvalue(res, row, 1),
+                         PQgetvalue(res, row, 2)[0] == 't' ? "live"
+                                                           : "sandbox")
+             - key;
+    argv[2] = "MAXLEN";     len[2] = 6;
+    argv[3] = "~";          len[3] = 1;
+    argv[4] = "100000";     len[4] = 6;
+    argv[5] = "*";          len[5] = 1;
+    argv[6] = "id";         len[6] = 2;
+    argv[7] = PQgetvalue(res, row, 0);
+    len[7] = PQgetlength(res, row, 0);
+    argv[8] = "event";      len[8] = 5;
+    argv[9] = PQgetvalue(res, row, 3);
+    len[9] = PQgetlength(res, row, 3);
+
+    return ngx_http_cms_redis_append(pool, cmds, 10, argv, len);
+}
+
+
+static void
+ngx_http_cms_jobs_added(void *data, redisReply **replies, ngx_uint_t n)
+{
+    ngx_http_cms_relay_t *relay = data;
+
+    ngx_uint_t  i;
+
+    for (i = 0; replies != NULL && i < n; i++) {
+        if (replies[i]->type != REDIS_REPLY_STRING) {
+            break;
+        }
+    }
+
+    if (replies == NULL || i < n) {
+        /* the lease runs out and the batch is claimed again */
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: relaying events to redis failed; retrying");
+        ngx_http_cms_jobs_again(0);
+        return;
+    }
+
+    /* the job's pool goes after this returns: the query copies the ids */
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_mark_sql, &relay->ids, 1,
+                            ngx_http_cms_jobs_marked,
+                            (void *) (uintptr_t) relay->n)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_again(0);
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_marked(void *data, PGresult *res)
+{
+    ngx_uint_t  n;
+
+    n = (ngx_uint_t) (uintptr_t) data;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: marking relayed events failed; they will be "
+                      "relayed again");
+        n = 0;
+    }
+
+    /* a full batch: there may be more waiting */
+    ngx_http_cms_jobs_again(n == NGX_HTTP_CMS_RELAY_BATCH);
+}
+
+
+static void
+ngx_http_cms_jobs_again(ngx_uint_t more)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_cms_jobs_relay_ev.data;
+
+    if (ngx_exiting || ngx_terminate) {
+        return;
+    }
+
+    ngx_add_timer(&ngx_http_cms_jobs_relay_ev,
+                  more ? 1 : mcf->events_interval);
 }

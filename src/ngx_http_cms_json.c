@@ -185,8 +185,10 @@ ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj, const char *key,
         return missing ? ngx_http_cms_fail(r, missing, key) : NGX_OK;
     }
 
-    /* text columns cannot hold NUL: "\u0000" is refused here */
-    if (!json_is_string(v) || json_string_length(v) > max
+    /* limits count characters; text columns cannot hold NUL */
+    if (!json_is_string(v)
+        || ngx_utf8_length((u_char *) json_string_value(v),
+                           json_string_length(v)) > max
         || ngx_strlen(json_string_value(v)) != json_string_length(v))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, key);

@@ -18,6 +18,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_jobs.h"
+#include "ngx_http_cms_ratelimit.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -114,6 +115,27 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_msec_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, purge_interval),
+      NULL },
+
+    { ngx_string("cms_idempotency_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, idem_ttl),
+      NULL },
+
+    { ngx_string("cms_idempotency_lock"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, idem_lock),
+      NULL },
+
+    { ngx_string("cms_events_interval"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, events_interval),
       NULL },
 
     { ngx_string("cms_test_routes"),
@@ -305,6 +327,9 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->require_verified = NGX_CONF_UNSET;
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
+    mcf->idem_ttl = NGX_CONF_UNSET_MSEC;
+    mcf->idem_lock = NGX_CONF_UNSET_MSEC;
+    mcf->events_interval = NGX_CONF_UNSET_MSEC;
 
     return mcf;
 }
@@ -320,6 +345,9 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->require_verified, 0);
     ngx_conf_init_value(mcf->retention, 30 * 86400);
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
+    ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
+    ngx_conf_init_msec_value(mcf->idem_lock, 30 * 1000);
+    ngx_conf_init_msec_value(mcf->events_interval, 1000);
 
     if (mcf->thread_pool.data == NULL) {
         ngx_str_set(&mcf->thread_pool, "default");
@@ -477,6 +505,10 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
     if (mcf->redis != NULL
         && ngx_http_cms_redis_init_process(cycle, mcf->redis) != NGX_OK)
     {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_cms_ratelimit_init_process(cycle) != NGX_OK) {
         return NGX_ERROR;
     }
 

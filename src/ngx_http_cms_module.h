@@ -42,6 +42,9 @@ typedef struct {
     time_t                      session_ttl;
     ngx_flag_t                  require_verified;
     time_t                      retention;     /* soft-deleted content */
+    ngx_msec_t                  idem_ttl;
+    ngx_msec_t                  idem_lock;
+    ngx_msec_t                  events_interval;
     ngx_msec_t                  purge_interval;
     ngx_str_t                   storage;
     ngx_flag_t                  test_routes;
@@ -66,6 +69,9 @@ typedef struct {
     ngx_str_t                   user_json;    /* sessions: the user record */
     ngx_uint_t                  role;         /* ngx_http_cms_role_e */
     ngx_uint_t                  scopes;       /* bit mask of scopes */
+    ngx_str_t                   facility_id;  /* extension keys */
+    ngx_str_t                   extension_id;
+    ngx_uint_t                  livemode;
 } ngx_http_cms_principal_t;
 
 
@@ -95,6 +101,7 @@ struct ngx_http_cms_ctx_s {
     ngx_uint_t                  pending;       /* async operations in flight */
 
     void                       *data;          /* the handler's own state */
+    void                       *idem;          /* a claimed idempotency key */
 
     ngx_str_t                   replacement;   /* for nginx's own errors */
 

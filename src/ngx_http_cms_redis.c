@@ -53,7 +53,11 @@ typedef struct {
 
 
 struct ngx_http_cms_redis_op_s {
-    ngx_http_request_t         *request;
+    ngx_http_request_t         *request;     /* NULL for a job */
+    ngx_pool_t                 *pool;        /* a job's own */
+    ngx_http_cms_redis_job_pt   job_done;
+    void                       *job_data;
+    ngx_log_t                  *log;
     ngx_http_cms_redis_cmds_t  *cmds;
     ngx_http_cms_redis_done_pt  done;
     ngx_http_cms_redis_slot_t  *slot;
@@ -97,6 +101,7 @@ static ngx_http_cms_redis_op_t *ngx_http_cms_redis_dequeue(void);
 static void ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op,
     redisReply **replies, ngx_uint_t n);
 static void ngx_http_cms_redis_detach(void *data);
+static ngx_int_t ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op);
 static ngx_int_t ngx_http_cms_redis_peek(ngx_connection_t *c);
 
 
@@ -256,16 +261,15 @@ ngx_http_cms_redis_exit_process(void)
 /* the request side */
 
 ngx_int_t
-ngx_http_cms_redis_append(ngx_http_request_t *r,
-    ngx_http_cms_redis_cmds_t *cmds, int argc, const char **argv,
-    const size_t *argvlen)
+ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
+    int argc, const char **argv, const size_t *argvlen)
 {
     int      len;
     char    *cmd;
     u_char  *p;
 
     if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
-        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_ALERT, pool->log, 0,
                       "cms: redis pipeline too long");
         return NGX_ERROR;
     }
@@ -275,7 +279,7 @@ ngx_http_cms_redis_append(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    p = ngx_pnalloc(r->pool, cmds->out.len + len);
+    p = ngx_pnalloc(pool, cmds->out.len + len);
     if (p == NULL) {
         redisFreeCommand(cmd);
         return NGX_ERROR;
@@ -300,15 +304,10 @@ ngx_int_t
 ngx_http_cms_redis_run(ngx_http_request_t *r,
     ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_redis_done_pt done)
 {
-    ngx_uint_t                  i;
-    ngx_pool_cleanup_t         *cln;
-    ngx_http_cms_redis_op_t    *op;
-    ngx_http_cms_redis_pool_t  *pool;
-    ngx_http_cms_redis_slot_t  *s;
+    ngx_pool_cleanup_t       *cln;
+    ngx_http_cms_redis_op_t  *op;
 
-    pool = &ngx_http_cms_redis_pool;
-
-    if (pool->conf == NULL) {
+    if (ngx_http_cms_redis_pool.conf == NULL) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "cms: \"cms_redis\" is not configured");
         return NGX_ERROR;
@@ -327,8 +326,59 @@ ngx_http_cms_redis_run(ngx_http_request_t *r,
     op->request = r;
     op->cmds = cmds;
     op->done = done;
+    op->log = r->connection->log;
 
     r->read_event_handler = ngx_http_test_reading;
+
+    if (ngx_http_cms_redis_submit(op) != NGX_OK) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    return NGX_DONE;
+}
+
+
+ngx_int_t
+ngx_http_cms_redis_job(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
+    ngx_http_cms_redis_job_pt done, void *data)
+{
+    ngx_http_cms_redis_op_t  *op;
+
+    if (ngx_http_cms_redis_pool.conf == NULL) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    op = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_op_t));
+    if (op == NULL) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    op->pool = pool;
+    op->cmds = cmds;
+    op->job_done = done;
+    op->job_data = data;
+    op->log = ngx_cycle->log;
+
+    if (ngx_http_cms_redis_submit(op) != NGX_OK) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* a connection now, or a place in the queue; NGX_DECLINED: none to have */
+static ngx_int_t
+ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op)
+{
+    ngx_uint_t                  i;
+    ngx_http_cms_redis_pool_t  *pool;
+    ngx_http_cms_redis_slot_t  *s;
+
+    pool = &ngx_http_cms_redis_pool;
 
     s = ngx_http_cms_redis_acquire();
 
@@ -345,29 +395,29 @@ ngx_http_cms_redis_run(ngx_http_request_t *r,
 
     if (s != NULL) {
         if (ngx_http_cms_redis_start(s, op) == NGX_OK) {
-            return NGX_DONE;
+            return NGX_OK;
         }
 
         ngx_http_cms_redis_close(s);
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+        return NGX_DECLINED;
     }
 
     if (!ngx_http_cms_redis_live() || pool->nwaiting >= pool->conf->queue) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_ERR, op->log, 0,
                       "cms: no redis connection can be had");
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+        return NGX_DECLINED;
     }
 
     op->wait.handler = ngx_http_cms_redis_wait_handler;
     op->wait.data = op;
-    op->wait.log = r->connection->log;
+    op->wait.log = op->log;
     ngx_add_timer(&op->wait, pool->conf->timeout);
 
     ngx_queue_insert_tail(&pool->waiting, &op->queue);
     pool->nwaiting++;
     op->queued = 1;
 
-    return NGX_DONE;
+    return NGX_OK;
 }
 
 
@@ -462,6 +512,13 @@ ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op, redisReply **replies,
     ngx_int_t            rc;
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
+
+    if (op->request == NULL) {
+        /* a job: its pool (op with it) goes once it has the answer */
+        op->job_done(op->job_data, replies, n);
+        ngx_destroy_pool(op->pool);
+        return;
+    }
 
     r = op->request;
     c = r->connection;

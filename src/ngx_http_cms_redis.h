@@ -50,10 +50,16 @@ ngx_int_t ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_redis_conf_t *rcf);
 void ngx_http_cms_redis_exit_process(void);
 
+/* a background job's continuation; "replies" NULL when none came */
+typedef void (*ngx_http_cms_redis_job_pt)(void *data, redisReply **replies,
+    ngx_uint_t n);
+
+
 /*
- * Appends one command to "cmds".  Returns NGX_OK or NGX_ERROR.
+ * Appends one command to "cmds", formatted in "pool".  Returns NGX_OK or
+ * NGX_ERROR.
  */
-ngx_int_t ngx_http_cms_redis_append(ngx_http_request_t *r,
+ngx_int_t ngx_http_cms_redis_append(ngx_pool_t *pool,
     ngx_http_cms_redis_cmds_t *cmds, int argc, const char **argv,
     const size_t *argvlen);
 
@@ -64,6 +70,15 @@ ngx_int_t ngx_http_cms_redis_append(ngx_http_request_t *r,
  */
 ngx_int_t ngx_http_cms_redis_run(ngx_http_request_t *r,
     ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_redis_done_pt done);
+
+/*
+ * Sends "cmds" for a background job, not a request; "pool" holds the
+ * commands and is the job's: it is destroyed after done() (or at once
+ * when NGX_ERROR is returned, and done() is then not called).
+ */
+ngx_int_t ngx_http_cms_redis_job(ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_redis_job_pt done,
+    void *data);
 
 void ngx_http_cms_redis_stats(ngx_http_cms_pool_stats_t *st);
 

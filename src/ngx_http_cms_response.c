@@ -14,6 +14,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_idempotency.h"
 
 
 static ngx_int_t ngx_http_cms_send_error(ngx_http_request_t *r,
@@ -150,6 +151,11 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
     ngx_http_cms_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ctx != NULL && ctx->idem != NULL) {
+        /* the first answer under an Idempotency-Key is kept for retries */
+        ngx_http_cms_idempotency_record(r, ctx, status, body);
+    }
 
     if (ngx_http_cms_set_status(r, status) != NGX_OK) {
         return NGX_ERROR;

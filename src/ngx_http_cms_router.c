@@ -15,6 +15,7 @@
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_ext.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -35,6 +36,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_api_keys_routes,
     ngx_http_cms_categories_routes,
     ngx_http_cms_articles_routes,
+    ngx_http_cms_billing_routes,
+    ngx_http_cms_control_routes,
     ngx_http_cms_testing_routes,
     NULL
 };
@@ -130,6 +133,15 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 ngx_int_t
 ngx_http_cms_router_dispatch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    ngx_int_t  rc;
+
+    if (ctx->shape == NGX_HTTP_CMS_SHAPE_EXT) {
+        rc = ngx_http_cms_ext_version(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
     return ngx_http_cms_auth_run(r, ctx);
 }
 

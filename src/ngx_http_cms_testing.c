@@ -184,7 +184,7 @@ ngx_http_cms_testing_redis(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     argv[1] = (const char *) key.data;
     argvlen[1] = key.len;
 
-    if (ngx_http_cms_redis_append(r, cmds, 2, argv, argvlen) != NGX_OK) {
+    if (ngx_http_cms_redis_append(r->pool, cmds, 2, argv, argvlen) != NGX_OK) {
         return NGX_ERROR;
     }
 

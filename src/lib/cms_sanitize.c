@@ -19,6 +19,7 @@
 /* tree levels the walk follows; deeper trees are refused as too deep */
 #define CMS_SANITIZE_WALK_MAX  (4 * CMS_SANITIZE_MAX_DEPTH)
 
+
 /* tag flags (cms_sanitize_tag_flags) */
 #define CMS_SAN_KEEP      0x001   /* written out */
 #define CMS_SAN_DROP      0x002   /* dropped with its content */
@@ -93,6 +94,8 @@ static int cms_sanitize_scan_tag(cms_sanitize_scan_t *s, int end_tag);
 static int cms_sanitize_scan_attrs(cms_sanitize_scan_t *s);
 static int cms_sanitize_scan_open(cms_sanitize_scan_t *s,
     const unsigned char *name, size_t len);
+static void cms_sanitize_scan_siblings(cms_sanitize_scan_t *s,
+    const unsigned char *name, size_t len);
 static void cms_sanitize_scan_close(cms_sanitize_scan_t *s,
     const unsigned char *name, size_t len);
 static void cms_sanitize_scan_raw(cms_sanitize_scan_t *s,
@@ -129,14 +132,23 @@ static int cms_sanitize_open_in(cms_sanitize_walk_t *w, GumboTag tag,
 static int cms_sanitize_start_tag(cms_sanitize_walk_t *w, GumboTag tag,
     const GumboVector *attrs);
 static const char *cms_sanitize_attr(GumboTag tag, const GumboAttribute *a);
+static const char *cms_sanitize_inert(const char *v);
 static int cms_sanitize_url_ok(const char *v, int image);
+static int cms_sanitize_url_scheme(const char *v, int image);
+static int cms_sanitize_has_scheme(const char *v, const char *scheme);
+static size_t cms_sanitize_url_skip(const unsigned char *p);
 static int cms_sanitize_digits(const char *v, size_t max, int sign);
 static int cms_sanitize_language(const char *v);
 static void cms_sanitize_put(cms_sanitize_walk_t *w, const char *s,
     size_t n);
 static void cms_sanitize_put_escaped(cms_sanitize_walk_t *w, const char *s,
     int attr);
+static const char *cms_sanitize_replacement(const unsigned char *p, int attr,
+    size_t *n);
 
+
+/* U+FFFD REPLACEMENT CHARACTER */
+static const char  cms_sanitize_fffd[] = "\xef\xbf\xbd";
 
 /* void elements of HTML: no end tag, never nest (outside SVG and MathML) */
 static const char *const  cms_sanitize_void_names[] = {
@@ -147,8 +159,13 @@ static const char *const  cms_sanitize_void_names[] = {
 
 /* a start tag of these closes an element of the same name at the top */
 static const char *const  cms_sanitize_sibling_names[] = {
-    "p", "li", "dd", "dt", "option", "tr", "td", "th", NULL
+    "p", "li", "option", "a", NULL
 };
+
+/* ... or of the same group */
+static const char *const  cms_sanitize_cell_names[] = { "td", "th", NULL };
+static const char *const  cms_sanitize_dd_names[] = { "dd", "dt", NULL };
+static const char *const  cms_sanitize_tr_names[] = { "tr", NULL };
 
 /* their content is text up to the matching end tag */
 static const char *const  cms_sanitize_raw_names[] = {
@@ -427,36 +444,26 @@ static int
 cms_sanitize_scan_open(cms_sanitize_scan_t *s, const unsigned char *name,
     size_t len)
 {
-    cms_sanitize_name_t  *top;
-
     if (s->foreign == 0
         && cms_sanitize_name_in(name, len, cms_sanitize_void_names))
     {
         return CMS_SANITIZE_OK;
     }
 
-    top = s->depth ? &s->stack[s->depth - 1] : NULL;
-
-    if (top != NULL && s->foreign == 0
-        && cms_sanitize_name_in(name, len, cms_sanitize_sibling_names)
-        && cms_sanitize_name_eq(top->name, top->len, name, len))
-    {
-        /* the parser closes the open one: a sibling, no deeper */
-
-    } else {
-        if (s->depth >= s->max_depth) {
-            return CMS_SANITIZE_TOO_DEEP;
-        }
-
-        s->stack[s->depth].name = name;
-        s->stack[s->depth].len = len;
-        s->depth++;
-
-        s->foreign += cms_sanitize_name_in(name, len,
-                                           cms_sanitize_foreign_names);
-        s->select += cms_sanitize_name_in(name, len,
-                                          cms_sanitize_select_names);
+    if (s->foreign == 0) {
+        cms_sanitize_scan_siblings(s, name, len);
     }
+
+    if (s->depth >= s->max_depth) {
+        return CMS_SANITIZE_TOO_DEEP;
+    }
+
+    s->stack[s->depth].name = name;
+    s->stack[s->depth].len = len;
+    s->depth++;
+
+    s->foreign += cms_sanitize_name_in(name, len, cms_sanitize_foreign_names);
+    s->select += cms_sanitize_name_in(name, len, cms_sanitize_select_names);
 
     /* in SVG and MathML "script" or "style" are ordinary elements */
     if (s->foreign == 0
@@ -468,6 +475,65 @@ cms_sanitize_scan_open(cms_sanitize_scan_t *s, const unsigned char *name,
     }
 
     return CMS_SANITIZE_OK;
+}
+
+
+/*
+ * Start tags that close an open sibling when it is the current node, as
+ * the parser does: a p another p, an li another li, an a another a, td or
+ * th an open cell, dd or dt an open dd or dt, tr an open row (with its
+ * cell).  None of these names is svg, math or select, so the counters
+ * stay as they are.
+ */
+
+static void
+cms_sanitize_scan_siblings(cms_sanitize_scan_t *s, const unsigned char *name,
+    size_t len)
+{
+    const char *const    *same;
+    cms_sanitize_name_t  *top;
+
+    if (s->depth == 0) {
+        return;
+    }
+
+    top = &s->stack[s->depth - 1];
+
+    if (cms_sanitize_name_in(name, len, cms_sanitize_cell_names)) {
+        same = cms_sanitize_cell_names;
+
+    } else if (cms_sanitize_name_in(name, len, cms_sanitize_dd_names)) {
+        same = cms_sanitize_dd_names;
+
+    } else if (cms_sanitize_name_eq(name, len, (const unsigned char *) "tr",
+                                    2))
+    {
+        if (s->depth >= 2
+            && cms_sanitize_name_in(top->name, top->len,
+                                    cms_sanitize_cell_names)
+            && cms_sanitize_name_eq(top[-1].name, top[-1].len,
+                                    (const unsigned char *) "tr", 2))
+        {
+            s->depth -= 2;
+            return;
+        }
+
+        same = cms_sanitize_tr_names;
+
+    } else if (cms_sanitize_name_in(name, len, cms_sanitize_sibling_names)) {
+        if (cms_sanitize_name_eq(top->name, top->len, name, len)) {
+            s->depth--;
+        }
+
+        return;
+
+    } else {
+        return;
+    }
+
+    if (cms_sanitize_name_in(top->name, top->len, same)) {
+        s->depth--;
+    }
 }
 
 
@@ -683,23 +749,26 @@ cms_sanitize_parse(cms_sanitize_heap_t *heap, const GumboOptions *options,
 static void *
 cms_sanitize_alloc(void *userdata, size_t size)
 {
+    size_t                 need;
     cms_sanitize_heap_t   *heap;
     cms_sanitize_block_t  *b;
 
     heap = userdata;
+    need = sizeof(cms_sanitize_block_t) + size;
 
-    if (size > CMS_SANITIZE_MAX_MEMORY - heap->used) {
+    /* used never exceeds the budget, so the subtraction cannot wrap */
+    if (need < size || need > (size_t) CMS_SANITIZE_MAX_MEMORY - heap->used) {
         heap->rc = CMS_SANITIZE_TOO_LARGE;
         longjmp(heap->jmp, 1);
     }
 
-    b = malloc(sizeof(cms_sanitize_block_t) + size);
+    b = malloc(need);
     if (b == NULL) {
         heap->rc = CMS_SANITIZE_ERROR;
         longjmp(heap->jmp, 1);
     }
 
-    b->h.size = sizeof(cms_sanitize_block_t) + size;
+    b->h.size = need;
     b->h.prev = &heap->list;
     b->h.next = heap->list.h.next;
     heap->list.h.next->h.prev = b;
@@ -1211,7 +1280,7 @@ cms_sanitize_attr(GumboTag tag, const GumboAttribute *a)
                    ? "_blank" : NULL;
         }
 
-        return strcmp(n, "title") == 0 ? v : NULL;
+        return strcmp(n, "title") == 0 ? cms_sanitize_inert(v) : NULL;
 
     case GUMBO_TAG_IMG:
         if (strcmp(n, "src") == 0) {
@@ -1222,7 +1291,8 @@ cms_sanitize_attr(GumboTag tag, const GumboAttribute *a)
             return cms_sanitize_digits(v, 5, 0) ? v : NULL;
         }
 
-        return (strcmp(n, "alt") == 0 || strcmp(n, "title") == 0) ? v : NULL;
+        return (strcmp(n, "alt") == 0 || strcmp(n, "title") == 0)
+               ? cms_sanitize_inert(v) : NULL;
 
     case GUMBO_TAG_TD:
     case GUMBO_TAG_TH:
@@ -1254,27 +1324,67 @@ cms_sanitize_attr(GumboTag tag, const GumboAttribute *a)
 
 
 /*
+ * A text attribute (title, alt) as it is, or NULL when it spells a script
+ * URL: such a value is inert here, but client code that makes links out
+ * of titles would not be, and no attribute then ever carries one.
+ */
+
+static const char *
+cms_sanitize_inert(const char *v)
+{
+    if (cms_sanitize_has_scheme(v, "javascript:")
+        || cms_sanitize_has_scheme(v, "vbscript:")
+        || cms_sanitize_has_scheme(v, "data:"))
+    {
+        return NULL;
+    }
+
+    return v;
+}
+
+
+/*
  * Link (image == 0) or image source (image == 1) check on the decoded
- * value, ignoring ASCII controls and spaces anywhere (browsers drop tabs
- * and newlines inside a URL, and leading controls).  The scheme is what
- * precedes the first ":" when no "/", "?" or "#" comes before it.
+ * value, ignoring spaces and controls anywhere (browsers drop tabs and
+ * newlines inside a URL, and leading controls).  Besides the scheme rule,
+ * a value naming javascript:, vbscript: or data: anywhere (as in
+ * "/go?to=javascript:...") is refused, for redirectors that pass it on.
  */
 
 static int
 cms_sanitize_url_ok(const char *v, int image)
 {
-    size_t         n;
-    unsigned char  c;
-    char           scheme[8];
+    return cms_sanitize_url_scheme(v, image)
+           && !cms_sanitize_has_scheme(v, "javascript:")
+           && !cms_sanitize_has_scheme(v, "vbscript:")
+           && !cms_sanitize_has_scheme(v, "data:");
+}
+
+
+/*
+ * The scheme is what precedes the first ":" when no "/", "?" or "#" comes
+ * before it; without one the URL is relative (links only).
+ */
+
+static int
+cms_sanitize_url_scheme(const char *v, int image)
+{
+    size_t                n, k;
+    unsigned char         c;
+    const unsigned char  *p;
+    char                  scheme[8];
 
     n = 0;
 
-    for ( /* void */ ; *v; v++) {
-        c = (unsigned char) *v;
+    for (p = (const unsigned char *) v; *p; p++) {
 
-        if (c <= 0x20 || c == 0x7f) {
+        k = cms_sanitize_url_skip(p);
+        if (k > 0) {
+            p += k - 1;
             continue;
         }
+
+        c = *p;
 
         if (c == ':') {
             break;
@@ -1291,7 +1401,7 @@ cms_sanitize_url_ok(const char *v, int image)
         n++;
     }
 
-    if (*v == '\0') {
+    if (*p == '\0') {
         return !image;                              /* relative */
     }
 
@@ -1306,6 +1416,73 @@ cms_sanitize_url_ok(const char *v, int image)
     }
 
     return !image && strcmp(scheme, "mailto") == 0;
+}
+
+
+/* 1 when the lowercase scheme occurs in v, any case, ignoring the same */
+
+static int
+cms_sanitize_has_scheme(const char *v, const char *scheme)
+{
+    size_t                k;
+    unsigned char         c;
+    const char           *s;
+    const unsigned char  *p, *q;
+
+    for (q = (const unsigned char *) v; *q; q++) {
+
+        for (s = scheme, p = q; *s && *p; p++) {
+
+            k = cms_sanitize_url_skip(p);
+            if (k > 0) {
+                p += k - 1;
+                continue;
+            }
+
+            c = *p;
+
+            if (((c >= 'A' && c <= 'Z') ? (c | 0x20) : c) != *s) {
+                break;
+            }
+
+            s++;
+        }
+
+        if (*s == '\0') {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * Length of a character at p a URL check ignores, else 0: space and
+ * controls, and all the serializer writes as U+FFFD or a newline, and
+ * U+FFFD itself, so that the check gives the same answer on the value
+ * written as on the value read (which keeps the output idempotent).
+ * Ignoring more can only make the check stricter: it never removes a
+ * ":", "/", "?" or "#".
+ */
+
+static size_t
+cms_sanitize_url_skip(const unsigned char *p)
+{
+    size_t       n;
+    const char  *rep;
+
+    if (*p <= 0x20 || *p == 0x7f) {
+        return 1;
+    }
+
+    if (p[0] == 0xef && p[1] == 0xbf && p[2] == 0xbd) {
+        return 3;
+    }
+
+    rep = cms_sanitize_replacement(p, 1, &n);
+
+    return rep == cms_sanitize_fffd ? n : 0;
 }
 
 
@@ -1368,49 +1545,111 @@ cms_sanitize_put(cms_sanitize_walk_t *w, const char *s, size_t n)
 }
 
 
-/* text or attribute value with &, <, > (and " in attributes) escaped */
+/*
+ * Text or attribute value with &, <, > (and " in attributes) escaped.
+ * Characters the parser would not read back as they are become what it
+ * would read: "\r" a newline; controls, C1 controls and noncharacters
+ * U+FFFD (they can only come from character references such as "&#1;").
+ */
 
 static void
 cms_sanitize_put_escaped(cms_sanitize_walk_t *w, const char *s, int attr)
 {
-    size_t       n;
-    const char  *run;
+    size_t                n;
+    const char           *rep;
+    const unsigned char  *p, *run;
 
-    for (run = s; *s; s++) {
+    p = (const unsigned char *) s;
+    run = p;
 
-        switch (*s) {
-        case '&':
-        case '<':
-        case '>':
-        case '"':
-            break;
-        default:
-            continue;
+    while (*p) {
+        rep = cms_sanitize_replacement(p, attr, &n);
+
+        if (rep != NULL) {
+            cms_sanitize_put(w, (const char *) run, (size_t) (p - run));
+            cms_sanitize_put(w, rep, strlen(rep));
+            run = p + n;
         }
 
-        if (*s == '"' && !attr) {
-            continue;
-        }
-
-        cms_sanitize_put(w, run, (size_t) (s - run));
-        run = s + 1;
-
-        switch (*s) {
-        case '&':
-            cms_sanitize_put(w, "&amp;", 5);
-            break;
-        case '<':
-            cms_sanitize_put(w, "&lt;", 4);
-            break;
-        case '>':
-            cms_sanitize_put(w, "&gt;", 4);
-            break;
-        default:
-            cms_sanitize_put(w, "&quot;", 6);
-            break;
-        }
+        p += n;
     }
 
-    n = (size_t) (s - run);
-    cms_sanitize_put(w, run, n);
+    cms_sanitize_put(w, (const char *) run, (size_t) (p - run));
+}
+
+
+/*
+ * What to write for the character at p (its length goes to *n), or NULL
+ * to write it as it is.  p is NUL-terminated, so each continuation byte
+ * is checked before the next one is read.
+ */
+
+static const char *
+cms_sanitize_replacement(const unsigned char *p, int attr, size_t *n)
+{
+    size_t    i, len;
+    unsigned  cp, min;
+
+    *n = 1;
+
+    switch (*p) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return attr ? "&quot;" : NULL;
+    case '\r':
+        return "\n";
+    case '\t':
+    case '\n':
+    case '\f':
+        return NULL;
+    default:
+        break;
+    }
+
+    if (*p < 0x80) {
+        return (*p < 0x20 || *p == 0x7f) ? cms_sanitize_fffd : NULL;
+    }
+
+    if (*p >= 0xc2 && *p <= 0xdf) {
+        len = 2;
+        cp = *p & 0x1f;
+        min = 0x80;
+
+    } else if (*p >= 0xe0 && *p <= 0xef) {
+        len = 3;
+        cp = *p & 0x0f;
+        min = 0x800;
+
+    } else if (*p >= 0xf0 && *p <= 0xf4) {
+        len = 4;
+        cp = *p & 0x07;
+        min = 0x10000;
+
+    } else {
+        return cms_sanitize_fffd;
+    }
+
+    for (i = 1; i < len; i++) {
+        if ((p[i] & 0xc0) != 0x80) {
+            return cms_sanitize_fffd;
+        }
+
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+
+    *n = len;
+
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)
+        || cp <= 0x9f || (cp >= 0xfdd0 && cp <= 0xfdef)
+        || (cp & 0xfffe) == 0xfffe)
+    {
+        return cms_sanitize_fffd;
+    }
+
+    return NULL;
 }

@@ -34,6 +34,9 @@
  * when no "/", "?" or "#" comes first) must be http, https or mailto;
  * without a scheme the URL is relative and allowed.  Anything else
  * (javascript:, vbscript:, data:, file:, unknown) drops the attribute.
+ * Stricter still, any href, src, title or alt that spells javascript:,
+ * vbscript: or data: anywhere ("/go?to=javascript:...") is dropped, so
+ * no attribute value in the output carries a script URL.
  *
  * Output: text escapes "&", "<", ">" (and '"' in attribute values, always
  * double-quoted) as &amp; &lt; &gt; &quot;; void elements (br, hr, img)
@@ -128,8 +131,9 @@ int cms_sanitize(const char *html, size_t len, char *out, size_t out_size,
  * The pre-parse check on its own: a linear, allocation-free scan that
  * tokenizes tags, comments and raw-text elements the way the HTML
  * tokenizer does and keeps a stack of open tag names; an end tag pops only
- * when it names the top entry; a start tag of p, li, dd, dt, option, tr,
- * td or th on top of its own name replaces it; void elements do not nest.
+ * when it names the top entry; a start tag of p, li, a, option on top of
+ * its own name, td or th on a cell, dd or dt on either, tr on a row or a
+ * row's cell replaces what the parser closes; void elements do not nest.
  * The estimate is meant never to fall below the depth of Gumbo's tree
  * by more than a constant factor (implied tbody/tr in tables), which the
  * fuzz target checks; it may be far above it for odd input (self-closed

@@ -152,3 +152,80 @@ cms_locale_valid(const char *s, size_t len)
 
     return 1;
 }
+
+
+static int
+cms_digits(const char *s, size_t n, int *v)
+{
+    size_t  i;
+
+    *v = 0;
+
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return 0;
+        }
+
+        *v = *v * 10 + (s[i] - '0');
+    }
+
+    return 1;
+}
+
+
+int
+cms_rfc3339_valid(const char *s, size_t len)
+{
+    int      y, mo, d, h, mi, sec, oh, om, dim;
+    size_t   i;
+
+    static const int  days[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31,
+                                 30, 31 };
+
+    if (len < 20 || len > 35
+        || !cms_digits(s, 4, &y) || s[4] != '-'
+        || !cms_digits(s + 5, 2, &mo) || s[7] != '-'
+        || !cms_digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't')
+        || !cms_digits(s + 11, 2, &h) || s[13] != ':'
+        || !cms_digits(s + 14, 2, &mi) || s[16] != ':'
+        || !cms_digits(s + 17, 2, &sec))
+    {
+        return 0;
+    }
+
+    if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 60) {
+        return 0;
+    }
+
+    dim = days[mo - 1];
+
+    if (mo == 2 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) {
+        dim = 28;
+    }
+
+    if (d > dim) {
+        return 0;
+    }
+
+    i = 19;
+
+    if (s[i] == '.') {
+        i++;
+
+        while (i < len && s[i] >= '0' && s[i] <= '9' && i < 29) {
+            i++;
+        }
+
+        if (i == 20 || (i < len && s[i] >= '0' && s[i] <= '9')) {
+            return 0;
+        }
+    }
+
+    if (i + 1 == len && (s[i] == 'Z' || s[i] == 'z')) {
+        return 1;
+    }
+
+    return i + 6 == len && (s[i] == '+' || s[i] == '-')
+           && cms_digits(s + i + 1, 2, &oh) && s[i + 3] == ':'
+           && cms_digits(s + i + 4, 2, &om) && oh < 24 && om < 60;
+}

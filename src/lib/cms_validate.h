@@ -33,4 +33,13 @@ int cms_color_valid(const char *s, size_t len);
 int cms_locale_valid(const char *s, size_t len);
 
 
+/*
+ * 1 for an RFC 3339 date-time with a zone: YYYY-MM-DDTHH:MM:SS, optional
+ * fraction (1-9 digits), then "Z" or +HH:MM / -HH:MM ("t" and "z" are
+ * accepted as RFC 3339 allows); a real calendar date, hours < 24,
+ * minutes < 60, seconds < 61 (leap second).  0 otherwise.
+ */
+int cms_rfc3339_valid(const char *s, size_t len);
+
+
 #endif /* _CMS_VALIDATE_H_INCLUDED_ */

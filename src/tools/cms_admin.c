@@ -44,9 +44,21 @@ enum {
     CMS_ADMIN_OPT_SCOPES,
     CMS_ADMIN_OPT_ID,
     CMS_ADMIN_OPT_TTL,
+    CMS_ADMIN_OPT_FACILITY,
+    CMS_ADMIN_OPT_EXTENSION,
+    CMS_ADMIN_OPT_VERSION,
+    CMS_ADMIN_OPT_CATEGORY,
+    CMS_ADMIN_OPT_STATUS,
+    CMS_ADMIN_OPT_REQUIRED_PRIVILEGE,
+    CMS_ADMIN_OPT_PRIVILEGES,
+    CMS_ADMIN_OPT_EXPIRES_IN,
+    CMS_ADMIN_OPT_PATIENT,
+    CMS_ADMIN_OPT_AMOUNT,
+    CMS_ADMIN_OPT_CURRENCY,
     CMS_ADMIN_OPT_VERIFIED,
     CMS_ADMIN_OPT_INACTIVE,
-    CMS_ADMIN_OPT_SUSPENDED
+    CMS_ADMIN_OPT_SUSPENDED,
+    CMS_ADMIN_OPT_SANDBOX
 };
 
 
@@ -83,7 +95,18 @@ static const cms_admin_field_t  cms_admin_fields[] = {
     cms_admin_field(CMS_ADMIN_OPT_CREATOR, creator),
     cms_admin_field(CMS_ADMIN_OPT_SCOPES, scopes),
     cms_admin_field(CMS_ADMIN_OPT_ID, id),
-    cms_admin_field(CMS_ADMIN_OPT_TTL, ttl)
+    cms_admin_field(CMS_ADMIN_OPT_TTL, ttl),
+    cms_admin_field(CMS_ADMIN_OPT_FACILITY, facility),
+    cms_admin_field(CMS_ADMIN_OPT_EXTENSION, extension),
+    cms_admin_field(CMS_ADMIN_OPT_VERSION, version),
+    cms_admin_field(CMS_ADMIN_OPT_CATEGORY, category),
+    cms_admin_field(CMS_ADMIN_OPT_STATUS, status),
+    cms_admin_field(CMS_ADMIN_OPT_REQUIRED_PRIVILEGE, required_privilege),
+    cms_admin_field(CMS_ADMIN_OPT_PRIVILEGES, privileges),
+    cms_admin_field(CMS_ADMIN_OPT_EXPIRES_IN, expires_in),
+    cms_admin_field(CMS_ADMIN_OPT_PATIENT, patient),
+    cms_admin_field(CMS_ADMIN_OPT_AMOUNT, amount),
+    cms_admin_field(CMS_ADMIN_OPT_CURRENCY, currency)
 };
 
 #define CMS_ADMIN_NFIELDS                                                     \
@@ -149,6 +172,45 @@ static const struct option  cms_admin_key_options[] = {
     cms_admin_null_option
 };
 
+static const struct option  cms_admin_facility_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("name", required_argument, CMS_ADMIN_OPT_NAME),
+    cms_admin_null_option
+};
+
+static const struct option  cms_admin_extension_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("facility", required_argument, CMS_ADMIN_OPT_FACILITY),
+    cms_admin_opt("name", required_argument, CMS_ADMIN_OPT_NAME),
+    cms_admin_opt("version", required_argument, CMS_ADMIN_OPT_VERSION),
+    cms_admin_opt("category", required_argument, CMS_ADMIN_OPT_CATEGORY),
+    cms_admin_opt("status", required_argument, CMS_ADMIN_OPT_STATUS),
+    cms_admin_opt("required-privilege", required_argument,
+                  CMS_ADMIN_OPT_REQUIRED_PRIVILEGE),
+    cms_admin_opt("privileges", required_argument, CMS_ADMIN_OPT_PRIVILEGES),
+    cms_admin_null_option
+};
+
+static const struct option  cms_admin_extkey_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("extension", required_argument, CMS_ADMIN_OPT_EXTENSION),
+    cms_admin_opt("sandbox", no_argument, CMS_ADMIN_OPT_SANDBOX),
+    cms_admin_opt("privileges", required_argument, CMS_ADMIN_OPT_PRIVILEGES),
+    cms_admin_opt("expires-in", required_argument, CMS_ADMIN_OPT_EXPIRES_IN),
+    cms_admin_opt("id", required_argument, CMS_ADMIN_OPT_ID),
+    cms_admin_null_option
+};
+
+static const struct option  cms_admin_invoice_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("facility", required_argument, CMS_ADMIN_OPT_FACILITY),
+    cms_admin_opt("patient", required_argument, CMS_ADMIN_OPT_PATIENT),
+    cms_admin_opt("amount", required_argument, CMS_ADMIN_OPT_AMOUNT),
+    cms_admin_opt("currency", required_argument, CMS_ADMIN_OPT_CURRENCY),
+    cms_admin_opt("sandbox", no_argument, CMS_ADMIN_OPT_SANDBOX),
+    cms_admin_null_option
+};
+
 
 static const cms_admin_command_t  cms_admin_commands[] = {
     { "user", "create", cms_admin_user_create_options,
@@ -167,6 +229,18 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_key_list, 1, 0 },
     { "key", "revoke", cms_admin_key_options,
       cms_admin_key_revoke, 1, 0 },
+    { "facility", "create", cms_admin_facility_options,
+      cms_admin_facility_create, 1, 0 },
+    { "extension", "create", cms_admin_extension_options,
+      cms_admin_extension_create, 1, 0 },
+    { "extkey", "create", cms_admin_extkey_options,
+      cms_admin_extkey_create, 1, 1 },
+    { "extkey", "list", cms_admin_extkey_options,
+      cms_admin_extkey_list, 1, 0 },
+    { "extkey", "revoke", cms_admin_extkey_options,
+      cms_admin_extkey_revoke, 1, 0 },
+    { "invoice", "create", cms_admin_invoice_options,
+      cms_admin_invoice_create, 1, 0 },
     { "help", NULL, cms_admin_global_options,
       cms_admin_help, 0, 0 },
     { NULL, NULL, NULL, NULL, 0, 0 }
@@ -199,6 +273,29 @@ static const char  cms_admin_usage_text[] =
 "      one line per key: id prefix name scopes created_at revoked_at\n"
 "  key revoke --id KEYID\n"
 "      prints the key id (revoking a revoked key is not an error)\n"
+"  facility create --name N\n"
+"      prints the facility id\n"
+"  extension create --facility ID --name NAME --version V [--category C]\n"
+"                   [--status running] [--required-privilege P]\n"
+"                   [--privileges LIST]\n"
+"      prints the extension id; NAME: lowercase words joined by '-';\n"
+"      status installing, running (default) or reloading; LIST: comma-\n"
+"      separated, of ext:billing:read ext:billing:write ext:control:write\n"
+"      (default none)\n"
+"  extkey create --extension ID [--sandbox] [--privileges LIST]\n"
+"                [--expires-in SECONDS]\n"
+"      prints the new sk_live_ (--sandbox: sk_sandbox_) key, shown only\n"
+"      once; needs --secret; privileges default to the extension's and\n"
+"      may not exceed them (\"\" for none); no expiry by default, 0 or\n"
+"      less makes an already expired key\n"
+"  extkey list --extension ID\n"
+"      one line per key: id prefix live|sandbox privileges created_at\n"
+"      expires_at revoked_at\n"
+"  extkey revoke --id KEYID\n"
+"      prints the key id (revoking a revoked key is not an error)\n"
+"  invoice create --facility ID --patient P --amount 12.50 --currency XOF\n"
+"                 [--sandbox]\n"
+"      prints the invoice id; pending_payment, live unless --sandbox\n"
 "  help\n";
 
 
@@ -371,6 +468,10 @@ cms_admin_set(int opt, const char *name, char *arg, cms_admin_args_t *a)
 
     case CMS_ADMIN_OPT_SUSPENDED:
         a->suspended = 1;
+        return 0;
+
+    case CMS_ADMIN_OPT_SANDBOX:
+        a->sandbox = 1;
         return 0;
     }
 

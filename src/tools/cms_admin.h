@@ -1,7 +1,9 @@
 
 /*
  * cms-admin: the command-line administration tool (bootstrap users,
- * workspaces and members, mint sessions and API keys).  It is not part of
+ * workspaces and members, mint sessions and API keys; facilities,
+ * extensions, extension keys and invoices until the management API lands,
+ * for tests and the demo seed).  It is not part of
  * the nginx module: it runs once per command, so blocking libpq and
  * malloc are fine here.  SQL is always parameterized.
  *
@@ -21,6 +23,7 @@
 #include <libpq-fe.h>
 
 #include "cms_kdf.h"
+#include "cms_key.h"
 
 
 /* as nginx's cms_secret: 32 to 4095 bytes once trailing white space goes */
@@ -45,9 +48,21 @@ typedef struct {
     const char    *scopes;
     const char    *id;
     const char    *ttl;
+    const char    *facility;
+    const char    *extension;
+    const char    *version;
+    const char    *category;
+    const char    *status;
+    const char    *required_privilege;
+    const char    *privileges;
+    const char    *expires_in;
+    const char    *patient;
+    const char    *amount;
+    const char    *currency;
     unsigned       verified:1;
     unsigned       inactive:1;
     unsigned       suspended:1;
+    unsigned       sandbox:1;
 } cms_admin_args_t;
 
 
@@ -73,6 +88,14 @@ typedef struct {
 } cms_admin_query_t;
 
 
+/* a freshly minted key: shown once, then only hash and prefix are kept */
+typedef struct {
+    char           key[CMS_KEY_MAX_LEN + 1];
+    char           prefix[CMS_KEY_VISIBLE_MAX + 1];
+    char           hash_hex[2 * CMS_KDF_LEN + 1];
+} cms_admin_new_key_t;
+
+
 typedef int (*cms_admin_handler_pt)(cms_admin_ctx_t *ctx,
     const cms_admin_args_t *a);
 
@@ -87,6 +110,8 @@ PGresult *cms_admin_pg_run(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
 int cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
     const char *const *params, char *out, size_t size);
 int cms_admin_check_uuid(const char *what, const char *s);
+int cms_admin_check_text(const char *what, const char *s, size_t min,
+    size_t max);
 int cms_admin_random(unsigned char *buf, size_t n);
 
 /* cms_admin_secret.c */
@@ -107,6 +132,18 @@ int cms_admin_session(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_key_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_key_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_key_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_key_new(cms_admin_ctx_t *ctx, cms_key_kind_e kind,
+    cms_admin_new_key_t *k);
+
+/* cms_admin_ext.c */
+int cms_admin_facility_create(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
+int cms_admin_extension_create(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
+int cms_admin_extkey_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_extkey_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 
 
 #endif /* _CMS_ADMIN_H_INCLUDED_ */

@@ -32,8 +32,6 @@ static int cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id,
     long ttl);
 static int cms_admin_scopes(const char *list, char *out, size_t size);
 static int cms_admin_scope_index(const char *s, size_t n);
-static int cms_admin_key_new(cms_admin_ctx_t *ctx, char *key, char *prefix,
-    char *hash_hex);
 
 
 static const cms_admin_query_t  cms_admin_session_user = {
@@ -141,11 +139,11 @@ cms_admin_session(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_key_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1], key[CMS_KEY_MAX_LEN + 1];
-    char         prefix[CMS_KEY_VISIBLE_MAX + 1], hash[2 * CMS_KDF_LEN + 1];
-    char         scopes[CMS_ADMIN_SCOPES_LEN];
-    const char  *params[6];
+    int                  rc;
+    char                 id[CMS_ADMIN_ID_LEN + 1];
+    char                 scopes[CMS_ADMIN_SCOPES_LEN];
+    const char          *params[6];
+    cms_admin_new_key_t  k;
 
     if (cms_admin_check_uuid("workspace", a->workspace) != 0) {
         return -1;
@@ -159,7 +157,7 @@ cms_admin_key_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     }
 
     if (cms_admin_scopes(a->scopes, scopes, sizeof(scopes)) != 0
-        || cms_admin_key_new(ctx, key, prefix, hash) != 0)
+        || cms_admin_key_new(ctx, CMS_KEY_KIND_SVC_LIVE, &k) != 0)
     {
         return -1;
     }
@@ -167,22 +165,22 @@ cms_admin_key_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[0] = a->workspace;
     params[1] = a->creator;
     params[2] = a->name;
-    params[3] = prefix;
-    params[4] = hash;
+    params[3] = k.prefix;
+    params[4] = k.hash_hex;
     params[5] = scopes;
 
     rc = cms_admin_pg_one(ctx, &cms_admin_key_insert, params, id,
                           sizeof(id));
 
     if (rc == 1) {
-        printf("%s\n", key);
+        printf("%s\n", k.key);
 
     } else if (rc == 0) {
         rc = cms_admin_error("key create: \"%s\" is not an owner or admin "
                              "of the workspace", a->creator);
     }
 
-    OPENSSL_cleanse(key, sizeof(key));
+    OPENSSL_cleanse(&k, sizeof(k));
 
     return rc == 1 ? 0 : -1;
 }
@@ -440,17 +438,19 @@ cms_admin_scope_index(const char *s, size_t n)
 
 
 /*
- * A fresh svc_live_ key (NUL-terminated, CMS_KEY_MAX_LEN + 1), its visible
- * prefix (CMS_KEY_VISIBLE_MAX + 1) and the hex of its stored hash
- * (2 * CMS_KDF_LEN + 1).  The caller wipes key.
+ * A fresh key of the given kind into k: the key string, its visible prefix
+ * and the hex of its stored hash, cms_key_hash() under the API key pepper
+ * (the same for every kind: nginx hashes what the client sends, whatever
+ * its prefix), each NUL-terminated.  The caller wipes k.  Returns 0, or -1
+ * (printed).
  */
 
-static int
-cms_admin_key_new(cms_admin_ctx_t *ctx, char *key, char *prefix,
-    char *hash_hex)
+int
+cms_admin_key_new(cms_admin_ctx_t *ctx, cms_key_kind_e kind,
+    cms_admin_new_key_t *k)
 {
     size_t         n, v;
-    cms_key_t      k;
+    cms_key_t      parsed;
     unsigned char  secret[CMS_KEY_SECRET_LEN], pepper[CMS_KDF_LEN];
     unsigned char  hash[CMS_KDF_LEN];
 
@@ -460,27 +460,27 @@ cms_admin_key_new(cms_admin_ctx_t *ctx, char *key, char *prefix,
         return -1;
     }
 
-    n = cms_key_format(cms_key_kind_prefix(CMS_KEY_KIND_SVC_LIVE), secret,
-                       key, CMS_KEY_MAX_LEN);
+    n = cms_key_format(cms_key_kind_prefix(kind), secret, k->key,
+                       CMS_KEY_MAX_LEN);
     OPENSSL_cleanse(secret, sizeof(secret));
 
     v = 0;
 
-    if (n > 0 && cms_key_parse(key, n, &k) == CMS_KEY_OK) {
-        v = cms_key_visible_prefix(&k, prefix, CMS_KEY_VISIBLE_MAX);
+    if (n > 0 && cms_key_parse(k->key, n, &parsed) == CMS_KEY_OK) {
+        v = cms_key_visible_prefix(&parsed, k->prefix, CMS_KEY_VISIBLE_MAX);
     }
 
-    if (v == 0 || cms_key_hash(pepper, key, n, hash) != 0) {
+    if (v == 0 || cms_key_hash(pepper, k->key, n, hash) != 0) {
         OPENSSL_cleanse(pepper, sizeof(pepper));
-        return cms_admin_error("key create: cannot build the key");
+        return cms_admin_error("cannot build the key");
     }
 
     OPENSSL_cleanse(pepper, sizeof(pepper));
 
-    key[n] = '\0';
-    prefix[v] = '\0';
-    cms_hex_encode(hash, sizeof(hash), hash_hex);
-    hash_hex[2 * CMS_KDF_LEN] = '\0';
+    k->key[n] = '\0';
+    k->prefix[v] = '\0';
+    cms_hex_encode(hash, sizeof(hash), k->hash_hex);
+    k->hash_hex[2 * CMS_KDF_LEN] = '\0';
 
     return 0;
 }

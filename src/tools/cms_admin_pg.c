@@ -150,6 +150,32 @@ cms_admin_check_uuid(const char *what, const char *s)
 }
 
 
+/*
+ * 0 when s is given and has min to max bytes; else prints what is wrong
+ * with option --what and returns -1.
+ */
+
+int
+cms_admin_check_text(const char *what, const char *s, size_t min,
+    size_t max)
+{
+    size_t  n;
+
+    if (s == NULL) {
+        return cms_admin_error("--%s is required", what);
+    }
+
+    n = strlen(s);
+
+    if (n < min || n > max) {
+        return cms_admin_error("--%s must have %zu to %zu bytes", what, min,
+                               max);
+    }
+
+    return 0;
+}
+
+
 /* n bytes from OpenSSL's CSPRNG into buf; 0, or -1 (printed) */
 
 int

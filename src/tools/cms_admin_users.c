@@ -14,8 +14,6 @@
 
 
 static int cms_admin_check_email(const char *what, const char *s);
-static int cms_admin_check_text(const char *what, const char *s,
-    size_t min, size_t max);
 static int cms_admin_check_role(const char *role);
 static int cms_admin_read_password(const char *arg, char *buf,
     size_t size);
@@ -307,29 +305,6 @@ cms_admin_check_email(const char *what, const char *s)
     if (at == NULL || at == s || at == s + n - 1 || strchr(at + 1, '@')) {
         return cms_admin_error("--%s \"%s\" is not an email address", what,
                                s);
-    }
-
-    return 0;
-}
-
-
-/* s is given and has min to max bytes */
-
-static int
-cms_admin_check_text(const char *what, const char *s, size_t min,
-    size_t max)
-{
-    size_t  n;
-
-    if (s == NULL) {
-        return cms_admin_error("--%s is required", what);
-    }
-
-    n = strlen(s);
-
-    if (n < min || n > max) {
-        return cms_admin_error("--%s must have %zu to %zu bytes", what, min,
-                               max);
     }
 
     return 0;

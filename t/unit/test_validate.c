@@ -95,6 +95,39 @@ test_locale(void **state)
 }
 
 
+static int
+rfc(const char *s)
+{
+    return cms_rfc3339_valid(s, strlen(s));
+}
+
+
+static void
+test_rfc3339(void **state)
+{
+    (void) state;
+
+    assert_true(rfc("2024-01-02T03:04:05Z"));
+    assert_true(rfc("2024-01-02T03:04:05.123Z"));
+    assert_true(rfc("2024-01-02T03:04:05.123456789+05:30"));
+    assert_true(rfc("2024-02-29t23:59:60-00:00"));
+    assert_true(rfc("2024-01-02T03:04:05z"));
+    assert_false(rfc("2023-02-29T00:00:00Z"));
+    assert_false(rfc("2024-01-02"));
+    assert_false(rfc("2024-01-02T03:04:05"));
+    assert_false(rfc("2024-01-02 03:04:05Z"));
+    assert_false(rfc("2024-13-02T03:04:05Z"));
+    assert_false(rfc("2024-01-32T03:04:05Z"));
+    assert_false(rfc("2024-01-02T24:04:05Z"));
+    assert_false(rfc("2024-01-02T03:04:05.Z"));
+    assert_false(rfc("2024-01-02T03:04:05+0530"));
+    assert_false(rfc("2024-01-02T03:04:05+05:30x"));
+    assert_false(rfc("yesterday"));
+    assert_false(rfc("infinity"));
+    assert_false(rfc(""));
+}
+
+
 int
 main(void)
 {
@@ -103,6 +136,7 @@ main(void)
         cmocka_unit_test(test_email_bad),
         cmocka_unit_test(test_color),
         cmocka_unit_test(test_locale),
+        cmocka_unit_test(test_rfc3339),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -482,6 +482,8 @@ sub _alive {
 
 sub master_pid {
     my $pid = _read_file("$S{prefix}/logs/nginx.pid");
+    # The pid seen at start, should the file be gone (a removed prefix).
+    $pid = $S{master} unless defined $pid && $pid =~ /\d/;
     return undef unless defined $pid && $pid =~ /(\d+)/;
     return _alive($1) ? $1 : undef;
 }
@@ -538,6 +540,7 @@ sub start_nginx {
             . "stderr:\n$out$err\nerror.log (tail):\n$log";
     }
     $S{running} = 1;
+    $S{master} = master_pid();
     return 1;
 }
 
@@ -549,6 +552,7 @@ sub _numbered {
 sub stop_nginx {
     my $pid = master_pid();
     $S{running} = 0;
+    $S{master} = undef;
     return 1 unless $pid;
     kill 'QUIT', $pid;                     # graceful: finish requests in flight
     my $limit = $S{asan} ? 30 : 10;
@@ -988,6 +992,21 @@ sub json_subset {
 # ---------------------------------------------------------------------------------------
 # Blocks
 
+# Long bodies (a 1 MiB test) must not flood the TAP output.
+sub _short {
+    my $s = shift;
+    return 'undef' unless defined $s;
+    return length($s) > 600 ? substr($s, 0, 300) . "... (" . length($s) . " bytes) ..." . substr($s, -200) : $s;
+}
+
+sub _is_text {
+    my ($got, $exp, $name) = @_;
+    return Test::More::pass($name) if defined $got && defined $exp && $got eq $exp;
+    Test::More::fail($name);
+    Test::More::diag("     got: " . _short($got) . "\nexpected: " . _short($exp));
+    return 0;
+}
+
 sub _section {
     my ($block, $name) = @_;
     return undef unless exists $block->{$name};
@@ -1055,7 +1074,7 @@ sub _run_block {
     my $code = _section($block, 'error_code');
     $code = 200 unless defined $code && length $code;
     Test::More::is($resp->{status}, $code, "$name - status code")
-        or Test::More::diag("body: $resp->{body}");
+        or Test::More::diag("body: " . _short($resp->{body}));
 
     for my $l (_trimmed_lines(_section($block, 'response_headers'))) {
         if ($l =~ /^!\s*(.+)$/) {
@@ -1073,27 +1092,28 @@ sub _run_block {
             or Test::More::diag(defined $got ? '' : "header $k missing");
     }
     if (defined(my $exp = _section($block, 'response_body'))) {
-        Test::More::is($resp->{body}, $exp, "$name - response body");
+        _is_text($resp->{body}, $exp, "$name - response body");
     }
     if (defined(my $exp = _section($block, 'response_body_like'))) {
         chomp $exp;
-        Test::More::like($resp->{body}, qr/$exp/s, "$name - response body like");
+        Test::More::ok($resp->{body} =~ /$exp/s, "$name - response body like /" . _short($exp) . "/")
+            or Test::More::diag("body: " . _short($resp->{body}));
     }
     if (defined(my $exp = _section($block, 'response_json'))) {
         my $e = $JSON->decode($exp);
         if (defined $resp->{json} || $resp->{body} =~ /^\s*null\s*$/) {
-            Test::More::is(_canon($resp->{json}), _canon($e), "$name - response json");
+            _is_text(_canon($resp->{json}), _canon($e), "$name - response json");
         } else {
             Test::More::fail("$name - response json");
-            Test::More::diag("body is not JSON: $resp->{body}");
+            Test::More::diag("body is not JSON: " . _short($resp->{body}));
         }
     }
     if (defined(my $exp = _section($block, 'response_json_subset'))) {
         my $e = $JSON->decode($exp);
         my $err = defined $resp->{json} ? json_subset($e, $resp->{json})
-                                        : "body is not JSON: $resp->{body}";
+                                        : "body is not JSON: " . _short($resp->{body});
         Test::More::ok(!defined $err, "$name - response json subset")
-            or Test::More::diag("$err\n     got: $resp->{body}");
+            or Test::More::diag(_short($err) . "\n     got: " . _short($resp->{body}));
     }
 
     my @want = _trimmed_lines(_section($block, 'error_log'));

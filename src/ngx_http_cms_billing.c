@@ -1,0 +1,436 @@
+
+/*
+ * Billing on the extension surface: GET /v1/ext/billing/invoices/{id},
+ * POST /v1/ext/billing/payments/{id}/record and .../fail.  An extension
+ * key sees its facility's invoices of its own mode only (sandbox keys
+ * never see live ones).  Payments are applied by cms_payment_apply()
+ * (sql/0004_extensions.sql) in one transaction with the outbox event and
+ * the idempotency key's row.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_idempotency.h"
+#include "ngx_http_cms_pg.h"
+#include "cms_uuid.h"
+
+
+#define NGX_HTTP_CMS_PAYMENT_ARGS      10
+
+
+static ngx_int_t ngx_http_cms_billing_invoice(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_billing_record(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_billing_fail(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_billing_apply(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
+static ngx_int_t ngx_http_cms_billing_applied(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_billing_args(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const char *kind, ngx_str_t *args);
+static ngx_int_t ngx_http_cms_billing_amount(ngx_http_request_t *r,
+    json_t *v, ngx_str_t *out);
+static ngx_int_t ngx_http_cms_billing_token(ngx_str_t *s);
+#if (NGX_HTTP_CMS_FAULTS)
+static ngx_uint_t ngx_http_cms_fault(ngx_http_request_t *r,
+    const char *point);
+#endif
+
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_invoice_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_invoice_json(i)::text FROM invoices i"
+        " WHERE i.id = $1 AND i.facility_id = $2 AND i.livemode = $3",
+        3);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_apply_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT status, body, replayed FROM cms_payment_apply($1, $2, $3,"
+        " $4, $5, $6, $7, $8::numeric, $9, $10)",
+        10);
+
+
+ngx_http_cms_route_t  ngx_http_cms_billing_routes[] = {
+
+    { NGX_HTTP_GET, ngx_string("/ext/billing/invoices/:id"),
+      NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_READ,
+      ngx_http_cms_billing_invoice, NULL, NULL },
+
+    { NGX_HTTP_POST, ngx_string("/ext/billing/payments/:id/record"),
+      NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_WRITE,
+      ngx_http_cms_billing_record, NULL, NULL },
+
+    { NGX_HTTP_POST, ngx_string("/ext/billing/payments/:id/fail"),
+      NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_WRITE,
+      ngx_http_cms_billing_fail, NULL, NULL },
+
+    ngx_http_cms_null_route
+};
+
+
+static ngx_int_t
+ngx_http_cms_billing_invoice(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  args[3];
+
+    if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    args[0] = ctx->params[0];
+    args[1] = ctx->principal.facility_id;
+    ngx_str_set(&args[2], "f");
+
+    if (ctx->principal.livemode) {
+        ngx_str_set(&args[2], "t");
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_billing_invoice_sql, args,
+                                 3, ngx_http_cms_billing_invoice_got);
+}
+
+
+static ngx_int_t
+ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    ngx_int_t  rc;
+    ngx_str_t  body;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) != 1) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    /* the invoice object itself, not wrapped (extensions-api.md) */
+    body.len = PQgetlength(res, 0, 0);
+    body.data = ngx_pnalloc(r->pool, body.len);
+
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(body.data, PQgetvalue(res, 0, 0), body.len);
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* reference (required), amount (required, > 0, covers the invoice), method */
+static ngx_int_t
+ngx_http_cms_billing_record(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    json_t     *method;
+    ngx_int_t   rc;
+    ngx_str_t   args[NGX_HTTP_CMS_PAYMENT_ARGS];
+
+    static const char  *fields[] = { "reference", "amount", "method", NULL };
+
+    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_billing_args(r, ctx, "completed", args);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    /* missing: 400, as the spec's errors say; present but bad: 422 */
+    if (json_object_get(ctx->body, "reference") == NULL) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "reference", "reference is required");
+    }
+
+    rc = ngx_http_cms_json_string(r, ctx->body, "reference", 0, 255,
+                                  &args[6]);
+
+    if (rc != NGX_OK || args[6].len == 0) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
+                                     "reference", "reference must be a "
+                                     "non-empty string of 255 bytes at most");
+    }
+
+    rc = ngx_http_cms_billing_amount(r, json_object_get(ctx->body, "amount"),
+                                     &args[7]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    method = json_object_get(ctx->body, "method");
+    ngx_str_null(&args[8]);
+
+    if (method != NULL && !json_is_null(method)) {
+        if (!json_is_string(method)
+            || (ngx_strcmp(json_string_value(method), "mobile_money") != 0
+                && ngx_strcmp(json_string_value(method), "card") != 0
+                && ngx_strcmp(json_string_value(method), "cash") != 0))
+        {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
+                                     "method");
+        }
+
+        args[8].data = (u_char *) json_string_value(method);
+        args[8].len = json_string_length(method);
+    }
+
+    return ngx_http_cms_billing_apply(r, ctx, args);
+}
+
+
+/* reason (required): short and machine-readable, like insufficient_funds */
+static ngx_int_t
+ngx_http_cms_billing_fail(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[NGX_HTTP_CMS_PAYMENT_ARGS];
+
+    static const char  *fields[] = { "reason", NULL };
+
+    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_billing_args(r, ctx, "failed", args);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (json_object_get(ctx->body, "reason") == NULL) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "reason", "reason is required");
+    }
+
+    rc = ngx_http_cms_json_string(r, ctx->body, "reason", 0, 64, &args[9]);
+
+    if (rc != NGX_OK || args[9].data == NULL
+        || ngx_http_cms_billing_token(&args[9]) != NGX_OK)
+    {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
+                                     "reason", "reason must be a short "
+                                     "machine-readable code such as "
+                                     "insufficient_funds");
+    }
+
+    return ngx_http_cms_billing_apply(r, ctx, args);
+}
+
+
+/* $1 kind, $2 facility, $3 livemode, $4 invoice, $5 scope, $6 fingerprint */
+static ngx_int_t
+ngx_http_cms_billing_args(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    const char *kind, ngx_str_t *args)
+{
+    ngx_uint_t            i;
+    ngx_http_cms_idem_t  *idem;
+
+    if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    idem = ctx->idem;
+
+    if (idem == NULL) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: a payment route ran without a claimed key");
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < NGX_HTTP_CMS_PAYMENT_ARGS; i++) {
+        ngx_str_null(&args[i]);
+    }
+
+    args[0].data = (u_char *) kind;
+    args[0].len = ngx_strlen(kind);
+    args[1] = ctx->principal.facility_id;
+    ngx_str_set(&args[2], "f");
+
+    if (ctx->principal.livemode) {
+        ngx_str_set(&args[2], "t");
+    }
+
+    args[3] = ctx->params[0];
+    args[4] = idem->scope;
+    args[5].data = idem->fp;
+    args[5].len = NGX_HTTP_CMS_IDEM_HEX;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_cms_billing_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *args)
+{
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_billing_apply_sql, args,
+                                 NGX_HTTP_CMS_PAYMENT_ARGS,
+                                 ngx_http_cms_billing_applied);
+}
+
+
+static ngx_int_t
+ngx_http_cms_billing_applied(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc, status;
+    ngx_str_t  body;
+
+    static ngx_str_t  replayed_name = ngx_string("Idempotent-Replayed");
+    static ngx_str_t  yes = ngx_string("true");
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+#if (NGX_HTTP_CMS_FAULTS)
+    /* the test-only fault point: the worker dies after the commit, before
+       the answer is kept in Redis */
+    if (ngx_http_cms_fault(r, "after-commit")) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "cms: fault point \"after-commit\": exiting");
+        raise(SIGKILL);
+    }
+#endif
+
+    status = ngx_atoi((u_char *) PQgetvalue(res, 0, 0),
+                      PQgetlength(res, 0, 0));
+
+    body.len = PQgetlength(res, 0, 1);
+    body.data = ngx_pnalloc(r->pool, body.len);
+
+    if (status == NGX_ERROR || body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(body.data, PQgetvalue(res, 0, 1), body.len);
+
+    /* kept in the database, lost in Redis: the retry rebuilt the answer */
+    if (PQgetvalue(res, 0, 2)[0] == 't'
+        && ngx_http_cms_header_add(r, &replayed_name, &yes) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send(r, status, &body);
+}
+
+
+/* a JSON number > 0, as text for SQL's numeric */
+static ngx_int_t
+ngx_http_cms_billing_amount(ngx_http_request_t *r, json_t *v, ngx_str_t *out)
+{
+    double   d;
+    u_char  *p;
+
+    if (v == NULL || json_is_null(v)) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "amount", "amount is required");
+    }
+
+    if (!json_is_number(v) || json_number_value(v) <= 0
+        || json_number_value(v) > 1e15)
+    {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
+                                     "amount", "amount must be a number "
+                                     "greater than 0");
+    }
+
+    p = ngx_pnalloc(r->pool, 64);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    out->data = p;
+
+    if (json_is_integer(v)) {
+        out->len = ngx_sprintf(p, "%L", (int64_t) json_integer_value(v)) - p;
+        return NGX_OK;
+    }
+
+    /* 15 significant digits: what a double holds exactly, as decimal text */
+    d = json_real_value(v);
+    out->len = snprintf((char *) p, 64, "%.15g", d);
+
+    return NGX_OK;
+}
+
+
+/* [a-z0-9_]{1,64} */
+static ngx_int_t
+ngx_http_cms_billing_token(ngx_str_t *s)
+{
+    size_t  i;
+
+    if (s->len == 0 || s->len > 64) {
+        return NGX_DECLINED;
+    }
+
+    for (i = 0; i < s->len; i++) {
+        if (!((s->data[i] >= 'a' && s->data[i] <= 'z')
+              || (s->data[i] >= '0' && s->data[i] <= '9')
+              || s->data[i] == '_'))
+        {
+            return NGX_DECLINED;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+#if (NGX_HTTP_CMS_FAULTS)
+
+/* "X-Cms-Fault: <point>": only in builds for the test suite */
+static ngx_uint_t
+ngx_http_cms_fault(ngx_http_request_t *r, const char *point)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return 0;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == sizeof("X-Cms-Fault") - 1
+            && ngx_strncasecmp(h[i].key.data, (u_char *) "X-Cms-Fault",
+                               h[i].key.len) == 0
+            && h[i].value.len == ngx_strlen(point)
+            && ngx_strncmp(h[i].value.data, point, h[i].value.len) == 0)
+        {
+            return 1;
+        }
+    }
+}
+
+#endif

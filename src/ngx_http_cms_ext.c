@@ -1,0 +1,116 @@
+
+/*
+ * The extension surface's pipeline.  Rate limiting runs before the
+ * idempotency lookup, so a 429 is never kept as a request's answer.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_ext.h"
+#include "ngx_http_cms_idempotency.h"
+#include "ngx_http_cms_ratelimit.h"
+
+
+static ngx_int_t ngx_http_cms_ext_allowed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_ext_date_valid(u_char *p, size_t len);
+
+
+ngx_int_t
+ngx_http_cms_ext_version(ngx_http_request_t *r)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    static ngx_str_t  name = ngx_string("Service-Version");
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return NGX_OK;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == name.len
+            && ngx_strncasecmp(h[i].key.data, name.data, name.len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (ngx_http_cms_ext_date_valid(h[i].value.data, h[i].value.len)
+        != NGX_OK)
+    {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "Service-Version",
+                                     "Service-Version must be a date, "
+                                     "YYYY-MM-DD");
+    }
+
+    return ngx_http_cms_header_add(r, &name, &h[i].value) == NGX_OK
+           ? NGX_OK : NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_cms_ext_guard(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    return ngx_http_cms_ratelimit_check(r, ctx, ngx_http_cms_ext_allowed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_ext_allowed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    if (r->method == NGX_HTTP_POST) {
+        return ngx_http_cms_idempotency_claim(r, ctx, ctx->route->handler);
+    }
+
+    return ctx->route->handler(r, ctx);
+}
+
+
+/* a real calendar date, 2000-01-01 .. 2999-12-31 */
+static ngx_int_t
+ngx_http_cms_ext_date_valid(u_char *p, size_t len)
+{
+    ngx_int_t  y, m, d, days;
+
+    static ngx_int_t  month_days[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30,
+                                       31, 30, 31 };
+
+    if (len != 10 || p[4] != '-' || p[7] != '-') {
+        return NGX_DECLINED;
+    }
+
+    y = ngx_atoi(p, 4);
+    m = ngx_atoi(p + 5, 2);
+    d = ngx_atoi(p + 8, 2);
+
+    if (y < 2000 || y > 2999 || m < 1 || m > 12 || d < 1) {
+        return NGX_DECLINED;
+    }
+
+    days = month_days[m - 1];
+
+    if (m == 2 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) {
+        days = 28;
+    }
+
+    return d <= days ? NGX_OK : NGX_DECLINED;
+}

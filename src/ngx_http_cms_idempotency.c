@@ -1,0 +1,374 @@
+
+/*
+ * Idempotency keys (DESIGN.md, Extensions).
+ *
+ * Redis holds, per credential, route and key, either "P<fingerprint>"
+ * (a request holds the claim; it expires after cms_idempotency_lock) or
+ * "D<fingerprint><status><body>" (the first answer, kept for
+ * cms_idempotency_ttl).  The claim is SET NX followed by GET in one
+ * pipeline.  The fingerprint is the SHA-256 of the method, the path and
+ * the raw body.  The write itself also stores the scope under a UNIQUE
+ * constraint in PostgreSQL, which covers a crash between the commit and
+ * the Redis write.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_idempotency.h"
+#include "ngx_http_cms_redis.h"
+
+
+#define NGX_HTTP_CMS_IDEM_KEY_MAX      255
+
+
+static ngx_int_t ngx_http_cms_idempotency_header(ngx_http_request_t *r,
+    ngx_str_t *value);
+static ngx_int_t ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
+static ngx_int_t ngx_http_cms_idempotency_replay(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem, redisReply *v);
+static void ngx_http_cms_idempotency_written(void *data,
+    redisReply **replies, ngx_uint_t n);
+
+
+ngx_int_t
+ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_handler_pt next)
+{
+    u_char                     *p, *lock;
+    size_t                      len[7];
+    ngx_str_t                   value, parts[5];
+    const char                 *argv[7];
+    ngx_http_cms_idem_t        *idem;
+    ngx_http_cms_main_conf_t   *mcf;
+    ngx_http_cms_redis_cmds_t  *cmds;
+
+    if (ngx_http_cms_idempotency_header(r, &value) != NGX_OK) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_KEY,
+                                 "Idempotency-Key");
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    idem = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_idem_t));
+    p = ngx_pnalloc(r->pool, 2 * (ctx->principal.key_id.len + 96));
+    lock = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
+
+    if (idem == NULL || p == NULL || lock == NULL || cmds == NULL) {
+        return NGX_ERROR;
+    }
+
+    idem->next = next;
+
+    /* the scope: the credential, the route (not its ids) and the key */
+    parts[0] = r->method_name;
+    parts[1] = ctx->route->pattern;
+    ngx_str_set(&parts[2], "\n");
+    parts[3] = value;
+
+    idem->scope.data = p;
+    p = ngx_cpymem(p, ctx->principal.key_id.data, ctx->principal.key_id.len);
+    *p++ = ':';
+
+    if (ngx_http_cms_crypto_sha256_hex(parts, 4, p) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    p += NGX_HTTP_CMS_IDEM_HEX;
+    idem->scope.len = p - idem->scope.data;
+
+    /* the hash tag keeps a credential's keys on one cluster slot */
+    idem->key.data = p;
+    idem->key.len = ngx_sprintf(p, "cms:idem:{%V}:%*s",
+                                &ctx->principal.key_id,
+                                (size_t) NGX_HTTP_CMS_IDEM_HEX,
+                                idem->scope.data + idem->scope.len
+                                - NGX_HTTP_CMS_IDEM_HEX)
+                    - p;
+
+    /* the fingerprint: method, path and the exact body */
+    parts[1] = r->uri;
+    parts[3] = ctx->raw_body;
+    ngx_str_set(&parts[4], "");
+
+    if (ngx_http_cms_crypto_sha256_hex(parts, 4, idem->fp) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ctx->idem = idem;
+
+    p = ngx_pnalloc(r->pool, 1 + NGX_HTTP_CMS_IDEM_HEX);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    p[0] = 'P';
+    ngx_memcpy(p + 1, idem->fp, NGX_HTTP_CMS_IDEM_HEX);
+
+    argv[0] = "SET";                len[0] = 3;
+    argv[1] = (char *) idem->key.data; len[1] = idem->key.len;
+    argv[2] = (char *) p;           len[2] = 1 + NGX_HTTP_CMS_IDEM_HEX;
+    argv[3] = "NX";                 len[3] = 2;
+    argv[4] = "PX";                 len[4] = 2;
+    argv[5] = (char *) lock;
+    len[5] = ngx_sprintf(lock, "%M", mcf->idem_lock) - lock;
+
+    if (ngx_http_cms_redis_append(r->pool, cmds, 6, argv, len) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    argv[0] = "GET";                len[0] = 3;
+
+    if (ngx_http_cms_redis_append(r->pool, cmds, 2, argv, len) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_cms_redis_run(r, cmds, ngx_http_cms_idempotency_claimed)
+        == NGX_DONE)
+    {
+        return NGX_DONE;
+    }
+
+    /* Redis cannot be asked: an unprotected write is not made */
+    return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INTERNAL, NULL);
+}
+
+
+static ngx_int_t
+ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n)
+{
+    redisReply           *v;
+    ngx_http_cms_idem_t  *idem;
+
+    static ngx_str_t  retry_name = ngx_string("Retry-After");
+    static ngx_str_t  one = ngx_string("1");
+
+    idem = ctx->idem;
+
+    if (replies == NULL || n != 2 || replies[0]->type == REDIS_REPLY_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: idempotency claim failed in redis");
+        ctx->idem = NULL;
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INTERNAL, NULL);
+    }
+
+    if (replies[0]->type == REDIS_REPLY_STATUS) {
+        /* "OK": ours; the answer of next() is recorded by _response.c */
+        idem->claimed = 1;
+        return idem->next(r, ctx);
+    }
+
+    ctx->idem = NULL;
+    v = replies[1];
+
+    if (v->type == REDIS_REPLY_STRING && v->len > NGX_HTTP_CMS_IDEM_HEX
+        && ngx_memcmp(v->str + 1, idem->fp, NGX_HTTP_CMS_IDEM_HEX) != 0)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_CONFLICT,
+                                 "Idempotency-Key");
+    }
+
+    if (v->type == REDIS_REPLY_STRING && v->str[0] == 'D'
+        && v->len >= 1 + NGX_HTTP_CMS_IDEM_HEX + 3)
+    {
+        return ngx_http_cms_idempotency_replay(r, idem, v);
+    }
+
+    /* held by a request in flight (or gone between SET and GET) */
+    if (ngx_http_cms_header_add(r, &retry_name, &one) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_IN_PROGRESS,
+                             "Idempotency-Key");
+}
+
+
+/* "D<fp><status><body>": the first answer, byte for byte */
+static ngx_int_t
+ngx_http_cms_idempotency_replay(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem, redisReply *v)
+{
+    u_char      *p;
+    ngx_str_t    body;
+    ngx_int_t    status;
+
+    static ngx_str_t  replayed_name = ngx_string("Idempotent-Replayed");
+    static ngx_str_t  yes = ngx_string("true");
+
+    p = (u_char *) v->str + 1 + NGX_HTTP_CMS_IDEM_HEX;
+    status = ngx_atoi(p, 3);
+
+    if (status < 200 || status > 599) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: a kept idempotent answer is corrupt");
+        return NGX_ERROR;
+    }
+
+    body.len = v->len - (1 + NGX_HTTP_CMS_IDEM_HEX + 3);
+    body.data = ngx_pnalloc(r->pool, body.len);
+
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* the reply is freed after this returns: the body is copied */
+    ngx_memcpy(body.data, p + 3, body.len);
+
+    if (ngx_http_cms_header_add(r, &replayed_name, &yes) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send(r, status, &body);
+}
+
+
+void
+ngx_http_cms_idempotency_record(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body)
+{
+    u_char                     *p, *ttl;
+    size_t                      len[5];
+    ngx_pool_t                 *pool;
+    const char                 *argv[5];
+    ngx_http_cms_idem_t        *idem;
+    ngx_http_cms_main_conf_t   *mcf;
+    ngx_http_cms_redis_cmds_t  *cmds;
+
+    idem = ctx->idem;
+
+    if (idem == NULL || !idem->claimed || idem->recorded) {
+        return;
+    }
+
+    idem->recorded = 1;
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    /* a job of its own: the request may be gone when Redis answers */
+    pool = ngx_create_pool(1024 + body->len, ngx_cycle->log);
+    if (pool == NULL) {
+        return;
+    }
+
+    cmds = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_cmds_t));
+    p = ngx_pnalloc(pool, 1 + NGX_HTTP_CMS_IDEM_HEX + 3 + body->len);
+    ttl = ngx_pnalloc(pool, NGX_INT_T_LEN);
+
+    if (cmds == NULL || p == NULL || ttl == NULL) {
+        goto failed;
+    }
+
+    argv[1] = (char *) idem->key.data;
+    len[1] = idem->key.len;
+
+    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR) {
+        /* nothing was kept by a failed write: the retry runs again */
+        argv[0] = "DEL";
+        len[0] = 3;
+
+        if (ngx_http_cms_redis_append(pool, cmds, 2, argv, len) != NGX_OK) {
+            goto failed;
+        }
+
+    } else {
+        argv[0] = "SET";
+        len[0] = 3;
+        argv[2] = (char *) p;
+        len[2] = ngx_sprintf(p, "D%*s%03ui%V", (size_t) NGX_HTTP_CMS_IDEM_HEX,
+                             idem->fp, status, body)
+                 - p;
+        argv[3] = "PX";
+        len[3] = 2;
+        argv[4] = (char *) ttl;
+        len[4] = ngx_sprintf(ttl, "%M", mcf->idem_ttl) - ttl;
+
+        if (ngx_http_cms_redis_append(pool, cmds, 5, argv, len) != NGX_OK) {
+            goto failed;
+        }
+    }
+
+    /* the job owns the pool from here, also when it cannot be sent */
+    if (ngx_http_cms_redis_job(pool, cmds, ngx_http_cms_idempotency_written,
+                               NULL)
+        != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "cms: an idempotent answer could not be kept; "
+                      "the database still refuses a second write");
+    }
+
+    return;
+
+failed:
+
+    ngx_destroy_pool(pool);
+}
+
+
+static void
+ngx_http_cms_idempotency_written(void *data, redisReply **replies,
+    ngx_uint_t n)
+{
+    if (replies == NULL || replies[0]->type == REDIS_REPLY_ERROR) {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: an idempotent answer could not be kept; "
+                      "the database still refuses a second write");
+    }
+}
+
+
+/* "Idempotency-Key": 1 to 255 printable ASCII characters */
+static ngx_int_t
+ngx_http_cms_idempotency_header(ngx_http_request_t *r, ngx_str_t *value)
+{
+    ngx_uint_t        i, j;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return NGX_DECLINED;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len != sizeof("Idempotency-Key") - 1
+            || ngx_strncasecmp(h[i].key.data, (u_char *) "Idempotency-Key",
+                               h[i].key.len) != 0)
+        {
+            continue;
+        }
+
+        if (h[i].value.len == 0
+            || h[i].value.len > NGX_HTTP_CMS_IDEM_KEY_MAX)
+        {
+            return NGX_DECLINED;
+        }
+
+        for (j = 0; j < h[i].value.len; j++) {
+            if (h[i].value.data[j] < 0x20 || h[i].value.data[j] > 0x7e) {
+                return NGX_DECLINED;
+            }
+        }
+
+        *value = h[i].value;
+
+        return NGX_OK;
+    }
+}

@@ -1,0 +1,101 @@
+# The purge of soft-deleted articles: cms_retention and cms_purge_interval. With a long
+# retention a deleted row stays (only deleted_at is set); with `cms_retention 1s` the
+# periodic job removes it (and its revisions) within a few seconds, and leaves articles
+# that are not deleted alone. Bad directive values are refused by nginx -t.
+use strict;
+use warnings;
+use Cms::Test;
+use JSON::PP ();
+use Time::HiRes qw(time sleep);
+
+my $JSON = JSON::PP->new->utf8->canonical;
+
+# --- helpers ---------------------------------------------------------------------------
+
+sub req {
+    my ($m, $path, $tok, $body, @extra) = @_;
+    my @h;
+    push @h, Authorization => "Bearer $tok" if defined $tok;
+    if (defined $body) {
+        push @h, 'Content-Type' => 'application/json';
+        $body = $JSON->encode($body) if ref $body;
+    }
+    push @h, @extra;
+    return http($m, $path, \@h, $body);
+}
+
+sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
+
+my $seq = 0;
+sub signup {
+    my $email = sprintf 'purge%d-%d@example.com', ++$seq, $$;
+    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => "password number $seq" });
+    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json};
+}
+
+sub mk {
+    my ($key, $fields) = @_;
+    my $r = req(POST => '/v1/api/articles', $key, $fields);
+    die "create article: " . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{article}{id};
+}
+
+sub one { psql($_[0])->[0][0] }
+sub rows { one("SELECT count(*) FROM articles WHERE id = '$_[0]'") }
+
+# --- directives ------------------------------------------------------------------------
+
+for my $bad ('cms_retention abc;', 'cms_purge_interval xyz;', 'cms_retention;') {
+    my $t = nginx_test(http_config => $bad);
+    isnt $t->{rc}, 0, "nginx -t refuses '$bad'";
+}
+is nginx_test(http_config => "cms_retention 7d;\ncms_purge_interval 10m;")->{rc}, 0, 'nginx -t takes 7d and 10m';
+
+# --- a long retention: the deleted row stays -------------------------------------------
+
+start_nginx(http_config => "cms_retention 1h;\ncms_purge_interval 200ms;");
+my $u = signup();
+my $wid = req(POST => '/v1/workspaces', $u->{token}, { name => 'Purge' })->{json}{workspace}{id} or die 'workspace';
+my $K = req(POST => "/v1/workspaces/$wid/api-keys", $u->{token},
+            { name => 'k', scopes => ['articles:read', 'articles:write'] })->{json}{secret} or die 'key';
+
+my $old = mk($K, { title => 'Old', body => '<p>x</p>' });
+my $kept = mk($K, { title => 'Kept' });
+req(PATCH => "/v1/api/articles/$old", $K, { title => 'Old 2' });
+is req(DELETE => "/v1/api/articles/$old", $K)->{status}, 204, 'delete: 204';
+sleep 1.5;
+is rows($old), 1, 'retention 1h: the deleted row is still there after several purge runs';
+is req(GET => "/v1/api/articles/$old", $K)->{status}, 404, '... and not readable';
+
+# Rows deleted more than the retention ago go, younger ones stay.
+my $aged = mk($K, { title => 'Aged' });
+req(DELETE => "/v1/api/articles/$aged", $K);
+psql("UPDATE articles SET deleted_at = now() - interval '61 minutes' WHERE id = '$aged'");
+psql("UPDATE articles SET deleted_at = now() - interval '50 minutes' WHERE id = '$old'");
+ok wait_until(3, sub { rows($aged) == 0 }), 'retention 1h: a row deleted 61 minutes ago is purged';
+is rows($old), 1, 'retention 1h: a row deleted 50 minutes ago stays';
+is rows($kept), 1, 'retention 1h: the article not deleted stays';
+
+# --- retention 1s: purged --------------------------------------------------------------
+
+restart_nginx(http_config => "cms_retention 1s;\ncms_purge_interval 300ms;");
+my $fresh = mk($K, { title => 'Fresh' });
+is req(DELETE => "/v1/api/articles/$fresh", $K)->{status}, 204, 'delete another: 204';
+is rows($fresh), 1, 'just deleted: the row is still there (younger than the retention)';
+
+ok wait_until(5, sub { rows($old) == 0 }), 'the long-deleted row is purged';
+ok wait_until(6, sub { rows($fresh) == 0 }), 'the fresh one is purged once older than 1s';
+is one("SELECT count(*) FROM article_revisions WHERE article_id IN ('$old', '$fresh')"), 0,
+    'their revisions went with them';
+is rows($kept), 1, 'an article not deleted stays';
+is req(GET => "/v1/api/articles/$kept", $K)->{status}, 200, '... and is readable';
+sleep 0.7;
+is rows($kept), 1, 'an article not deleted stays after more purge runs';
+
+# Its slug was free already; a new article with it works and stays.
+my $again = mk($K, { title => 'Fresh' });
+sleep 1.2;
+is rows($again), 1, 'a new article with the purged one\'s slug stays';
+
+done_testing();
