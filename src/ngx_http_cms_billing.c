@@ -403,34 +403,14 @@ ngx_http_cms_billing_token(ngx_str_t *s)
 static ngx_uint_t
 ngx_http_cms_fault(ngx_http_request_t *r, const char *point)
 {
-    ngx_uint_t        i;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
+    ngx_str_t  *v;
 
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    static ngx_str_t  name = ngx_string("X-Cms-Fault");
 
-    for (i = 0; /* void */; i++) {
+    v = ngx_http_cms_router_header(r, &name);
 
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                return 0;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == sizeof("X-Cms-Fault") - 1
-            && ngx_strncasecmp(h[i].key.data, (u_char *) "X-Cms-Fault",
-                               h[i].key.len) == 0
-            && h[i].value.len == ngx_strlen(point)
-            && ngx_strncmp(h[i].value.data, point, h[i].value.len) == 0)
-        {
-            return 1;
-        }
-    }
+    return v != NULL && v->len == ngx_strlen(point)
+           && ngx_strncmp(v->data, point, v->len) == 0;
 }
 
 #endif

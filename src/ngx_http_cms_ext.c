@@ -25,45 +25,25 @@ static ngx_int_t ngx_http_cms_ext_date_valid(u_char *p, size_t len);
 ngx_int_t
 ngx_http_cms_ext_version(ngx_http_request_t *r)
 {
-    ngx_uint_t        i;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
+    ngx_str_t  *v;
 
     static ngx_str_t  name = ngx_string("Service-Version");
 
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    v = ngx_http_cms_router_header(r, &name);
 
-    for (i = 0; /* void */; i++) {
-
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                return NGX_OK;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == name.len
-            && ngx_strncasecmp(h[i].key.data, name.data, name.len) == 0)
-        {
-            break;
-        }
+    if (v == NULL) {
+        return NGX_OK;
     }
 
-    if (ngx_http_cms_ext_date_valid(h[i].value.data, h[i].value.len)
-        != NGX_OK)
-    {
+    if (ngx_http_cms_ext_date_valid(v->data, v->len) != NGX_OK) {
         return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
                                      "Service-Version",
                                      "Service-Version must be a date, "
                                      "YYYY-MM-DD");
     }
 
-    return ngx_http_cms_header_add(r, &name, &h[i].value) == NGX_OK
-           ? NGX_OK : NGX_ERROR;
+    return ngx_http_cms_header_add(r, &name, v) == NGX_OK ? NGX_OK
+                                                          : NGX_ERROR;
 }
 
 

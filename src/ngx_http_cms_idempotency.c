@@ -329,46 +329,24 @@ ngx_http_cms_idempotency_written(void *data, redisReply **replies,
 static ngx_int_t
 ngx_http_cms_idempotency_header(ngx_http_request_t *r, ngx_str_t *value)
 {
-    ngx_uint_t        i, j;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
+    size_t      i;
+    ngx_str_t  *v;
 
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    static ngx_str_t  name = ngx_string("Idempotency-Key");
 
-    for (i = 0; /* void */; i++) {
+    v = ngx_http_cms_router_header(r, &name);
 
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                return NGX_DECLINED;
-            }
+    if (v == NULL || v->len == 0 || v->len > NGX_HTTP_CMS_IDEM_KEY_MAX) {
+        return NGX_DECLINED;
+    }
 
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len != sizeof("Idempotency-Key") - 1
-            || ngx_strncasecmp(h[i].key.data, (u_char *) "Idempotency-Key",
-                               h[i].key.len) != 0)
-        {
-            continue;
-        }
-
-        if (h[i].value.len == 0
-            || h[i].value.len > NGX_HTTP_CMS_IDEM_KEY_MAX)
-        {
+    for (i = 0; i < v->len; i++) {
+        if (v->data[i] < 0x20 || v->data[i] > 0x7e) {
             return NGX_DECLINED;
         }
-
-        for (j = 0; j < h[i].value.len; j++) {
-            if (h[i].value.data[j] < 0x20 || h[i].value.data[j] > 0x7e) {
-                return NGX_DECLINED;
-            }
-        }
-
-        *value = h[i].value;
-
-        return NGX_OK;
     }
+
+    *value = *v;
+
+    return NGX_OK;
 }

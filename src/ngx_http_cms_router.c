@@ -323,3 +323,34 @@ ngx_http_cms_router_page_args(ngx_http_request_t *r, ngx_uint_t limit,
 
     return NGX_OK;
 }
+
+
+ngx_str_t *
+ngx_http_cms_router_header(ngx_http_request_t *r, ngx_str_t *name)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                return NULL;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == name->len
+            && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
+        {
+            return &h[i].value;
+        }
+    }
+}

@@ -85,6 +85,13 @@ void ngx_http_cms_router_page(ngx_http_request_t *r, ngx_uint_t def,
 ngx_int_t ngx_http_cms_router_page_args(ngx_http_request_t *r,
     ngx_uint_t limit, ngx_uint_t offset, ngx_str_t *args);
 
+/*
+ * The value of request header "name" (case-insensitive), or NULL when the
+ * request has none.
+ */
+ngx_str_t *ngx_http_cms_router_header(ngx_http_request_t *r,
+    ngx_str_t *name);
+
 /* The error shape for a path: the extension routes answer their own. */
 ngx_http_cms_shape_e ngx_http_cms_router_shape(ngx_str_t *uri);
 
