@@ -55,6 +55,7 @@ http {
     cms_redis 127.0.0.1:$redis max=8;
     cms_secret $prefix/conf/secret.key;
     cms_thread_pool default;
+    cms_events_interval 200ms;
     cms_storage $prefix/storage;
     server {
         listen 127.0.0.1:$port backlog=1024;
@@ -94,7 +95,9 @@ run_wrk() {
     shift 2
     echo
     echo "== $name: wrk -t2 -c$conns -d${secs}s $url$path"
-    out=$(timeout $((secs + 30)) wrk -t2 -c"$conns" -d"${secs}s" --latency "$@" "$url$path")
+    # options before the URL; ${wrk_tail[@]} (script arguments) after it
+    out=$(timeout $((secs + 30)) wrk -t2 -c"$conns" -d"${secs}s" --latency "$@" "$url$path" \
+              ${wrk_tail[@]+"${wrk_tail[@]}"})
     echo "$out" | sed -n '/Latency/p;/50%/p;/99%/p;/requests in/p;/Non-2xx/p;/Socket errors/p;/Requests\/sec/p'
     rate=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     if grep -q 'Non-2xx' <<<"$out"; then
@@ -181,6 +184,80 @@ run_wrk "static file of the same size" /static/list.json
 b=$rate
 run_pgbench "the same two statements" "$prefix/list.sql"
 row "GET /v1/api/articles?limit=20" "$a" "$b" "$tps"
+
+# The extension surface: 3000 keys of one facility, so that the rate limit
+# (120 burst, 2/s per key) does not cut the measurement short.
+fac=$("${admin[@]}" facility create --name Bench)
+ext=$("${admin[@]}" extension create --facility "$fac" --name billing --version 1.0.0 \
+          --privileges ext:billing:read,ext:billing:write)
+inv=$("${admin[@]}" invoice create --facility "$fac" --patient p1 --amount 5000 --currency XOF)
+"$root/bench/extkeys.pl" "$prefix/conf/secret.key" 3000 >"$prefix/extkeys.tsv"
+awk -F'\t' -v e="$ext" -v f="$fac" '{ printf "%s\t%s\tt\t{ext:billing:read,ext:billing:write}\t%s\t\\\\x%s\n", e, f, substr($1, 1, 14), $2 }' \
+    "$prefix/extkeys.tsv" \
+    | psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "\\copy extension_keys (extension_id, facility_id, livemode, privileges, key_prefix, secret_hash) FROM STDIN"
+cut -f1 "$prefix/extkeys.tsv" >"$prefix/extkeys.txt"
+ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
+
+# wrk: every request with the next key; POSTs with a fresh Idempotency-Key
+cat >"$prefix/ext.lua" <<LUA
+local keys, i = {}, 0
+for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
+local method, body = "GET", nil
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+function init(args)
+    math.randomseed(os.time() * 100 + tid)
+    if args[1] == "post" then
+        method, body = "POST", '{"reason":"insufficient_funds"}'
+    end
+    i = math.random(#keys)
+end
+local n = 0
+request = function()
+    i = i % #keys + 1
+    n = n + 1
+    local h = { ["Authorization"] = "Bearer " .. keys[i] }
+    if method == "POST" then
+        h["Content-Type"] = "application/json"
+        h["Idempotency-Key"] = string.format("%d-%d-%d-%d", tid, n, os.time(), math.random(1e9))
+    end
+    return wrk.format(method, nil, h, body)
+end
+LUA
+
+extauth="SELECT k.id, k.facility_id, k.extension_id, k.livemode, array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex') FROM extension_keys k JOIN extensions e ON e.id = k.extension_id WHERE k.secret_hash = decode('$ehash', 'hex') AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND k.livemode = true;"
+cat >"$prefix/invoice.sql" <<SQL
+$extauth
+SELECT cms_invoice_json(i)::text FROM invoices i WHERE i.id = '$inv' AND i.facility_id = '$fac' AND i.livemode = true;
+SQL
+cat >"$prefix/fail.sql" <<SQL
+\\set k random(1, 2000000000)
+$extauth
+SELECT status, body, replayed FROM cms_payment_apply('failed', '$fac', true, '$inv', 'bench:' || :k || ':' || clock_timestamp(), 'fp', NULL, NULL::numeric, NULL, 'insufficient_funds');
+SQL
+
+snapshot "/v1/ext/billing/invoices/$inv" invoice.json -H "Authorization: Bearer $(head -1 "$prefix/extkeys.txt")"
+run_wrk "GET invoice" "/v1/ext/billing/invoices/$inv" -s "$prefix/ext.lua"
+a=$rate
+run_wrk "static file of the same size" /static/invoice.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/invoice.sql"
+row "GET /v1/ext/billing/invoices/{id}" "$a" "$b" "$tps"
+
+snapshot "/v1/ext/billing/payments/$inv/fail" fail.json -X POST -H 'Content-Type: application/json' \
+    -H "Idempotency-Key: bench-snapshot" -d '{"reason":"insufficient_funds"}' \
+    -H "Authorization: Bearer $(sed -n 2p "$prefix/extkeys.txt")"
+wrk_tail=(-- post)
+run_wrk "idempotent POST fail" "/v1/ext/billing/payments/$inv/fail" -s "$prefix/ext.lua"
+wrk_tail=()
+a=$rate
+run_wrk "static file of the same size" /static/fail.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/fail.sql"
+row "POST .../payments/{id}/fail" "$a" "$b" "$tps"
 
 echo
 printf '%-34s %10s %10s %10s %8s %8s\n' "route" "route/s" "static/s" "pgbench" "/static" "/pgbench"
