@@ -11,6 +11,8 @@
 #   CMS_MODULE [build/ngx_http_cms_module.so]   CMS_ASAN [0] (1: preload the ASan runtime)
 #   CMS_VAR [var/]           data, logs, the rendered config, the secret, demo.env
 #   CMS_LISTEN [127.0.0.1]   address nginx listens on (the Dockerfile sets 0.0.0.0)
+#   CMS_MANIFESTS [examples/extensions]   development manifests folder (file:NAME)
+#   CMS_CA_CERTS [/etc/ssl/certs/ca-certificates.crt]   CAs for https:// manifests
 #   External services instead of the embedded ones (e.g. in a container):
 #   CMS_PG_CONNINFO  libpq conninfo with hostaddr= (the module never resolves names), e.g.
 #                    "hostaddr=10.0.0.5 port=5432 dbname=cms user=cms password=..."
@@ -23,14 +25,17 @@
 # var/demo.env, render conf/nginx.conf.in into var/nginx.conf, start nginx.
 #
 # The demo seed: scripts/seed-demo.sh, when present, runs once per var/ (delete
-# var/seed.env to run it again) with CMS_PG_CONNINFO, CMS_DATABASE_URL, CMS_REDIS_URL,
-# CMS_REDIS_ADDR, CMS_SECRET_FILE, CMS_URL, CMS_ADMIN (cms-admin next to the module) in its
-# environment; its standard output (shell assignments) is kept in var/seed.env and appended
-# to var/demo.env.
+# var/seed.env to run it again; it also runs again when var/seed.env lacks one of
+# seed_vars, printed only by a later seed-demo.sh) with CMS_PG_CONNINFO, CMS_DATABASE_URL,
+# CMS_REDIS_URL, CMS_REDIS_ADDR, CMS_SECRET_FILE, CMS_URL, CMS_ADMIN (cms-admin next to the
+# module) in its environment; its standard output (shell assignments) is kept in
+# var/seed.env and appended to var/demo.env.
 #
 # conf/nginx.conf.in placeholders: @MODULE@ @PREFIX@ @PORT@ @PG_CONNINFO@ @REDIS_ADDR@
-# @SECRET@ @STORAGE@, and @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
-# container can listen on 0.0.0.0). nginx runs with -p var/nginx/; unless the
+# @SECRET@ @STORAGE@, @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
+# container can listen on 0.0.0.0), @MANIFESTS@ (absolute $CMS_MANIFESTS, for
+# cms_extensions_manifests) and @CA_CERTS@ ($CMS_CA_CERTS, for the manifest fetch
+# location's proxy_ssl_trusted_certificate). nginx runs with -p var/nginx/; unless the
 # template sets `pid` itself, the pid file is var/nginx/nginx.pid (given with -g).
 set -euo pipefail
 
@@ -42,6 +47,10 @@ CMS_REDIS_PORT=${CMS_REDIS_PORT:-63790}
 CMS_LISTEN=${CMS_LISTEN:-127.0.0.1}
 VAR=${CMS_VAR:-$root/var}
 module=${CMS_MODULE:-$root/build/ngx_http_cms_module.so}
+manifests=${CMS_MANIFESTS:-$root/examples/extensions}
+ca_certs=${CMS_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+# what var/seed.env must hold; one missing means it came from an older seed-demo.sh
+seed_vars=(CMS_ADMIN_KEY)
 nginx_bin=${CMS_NGINX_BINARY:-/usr/sbin/nginx}
 template=$root/conf/nginx.conf.in
 prefix=$VAR/nginx
@@ -110,7 +119,16 @@ sed_escape() { printf '%s' "$1" | sed -e 's/[\\|&]/\\&/g'; }
 
 render_conf() {
     [ -f "$template" ] || die "$template is missing (the nginx.conf template for make run)"
-    local secret=$1
+    local secret=$1 manifests_abs
+    if grep -q '@MANIFESTS@' "$template"; then
+        [ -d "$manifests" ] \
+            || die "$manifests (CMS_MANIFESTS, development manifests) is not a folder"
+        manifests_abs=$(cd "$manifests" && pwd)
+    fi
+    if grep -q '@CA_CERTS@' "$template" && [ ! -r "$ca_certs" ]; then
+        die "$ca_certs (CMS_CA_CERTS, CAs for https:// manifests) is missing: install" \
+            "ca-certificates or set CMS_CA_CERTS"
+    fi
     sed -e "s|@MODULE@|$(sed_escape "$module")|g" \
         -e "s|@PREFIX@|$(sed_escape "$prefix")|g" \
         -e "s|@PORT@|$(sed_escape "$CMS_PORT")|g" \
@@ -119,6 +137,8 @@ render_conf() {
         -e "s|@REDIS_ADDR@|$(sed_escape "$(redis_addr)")|g" \
         -e "s|@SECRET@|$(sed_escape "$secret")|g" \
         -e "s|@STORAGE@|$(sed_escape "$VAR/storage")|g" \
+        -e "s|@MANIFESTS@|$(sed_escape "${manifests_abs:-}")|g" \
+        -e "s|@CA_CERTS@|$(sed_escape "$ca_certs")|g" \
         "$template" >"$conf.tmp"
     if grep -n '@[A-Z_]*@' "$conf.tmp" >&2; then
         die "unknown placeholder left in $conf (see above)"
@@ -136,11 +156,23 @@ make_secret() {
     echo "$f"
 }
 
+seed_current() {
+    local v
+    [ -f "$VAR/seed.env" ] || return 1
+    for v in "${seed_vars[@]}"; do
+        grep -q "^$v=" "$VAR/seed.env" || return 1
+    done
+}
+
 seed_demo() {
     local seed=$root/scripts/seed-demo.sh
     [ -f "$seed" ] || return 0
-    [ -f "$VAR/seed.env" ] && return 0
-    say "seeding the demo (scripts/seed-demo.sh)"
+    seed_current && return 0
+    if [ -f "$VAR/seed.env" ]; then
+        say "seeding the demo again: $VAR/seed.env predates ${seed_vars[*]}"
+    else
+        say "seeding the demo (scripts/seed-demo.sh)"
+    fi
     CMS_PG_CONNINFO=$(pg_conninfo) CMS_DATABASE_URL=$(database_url) \
     CMS_REDIS_URL="redis://$(redis_addr)" CMS_REDIS_ADDR=$(redis_addr) \
     CMS_SECRET_FILE=$1 CMS_URL="http://127.0.0.1:$CMS_PORT" CMS_VAR=$VAR \

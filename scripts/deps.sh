@@ -11,7 +11,7 @@ set -euo pipefail
 build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev libssl-dev
        libargon2-dev libgumbo-dev)
 # runuser (util-linux) and od (coreutils) are essential packages: always present.
-run=(postgresql redis-server curl)
+run=(postgresql redis-server curl ca-certificates)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
 test=(perl libcmocka-dev libtest-base-perl)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Seed a demo user, workspace, session token and API key, and a demo clinic with a
-# billing extension, its keys and invoices, for `make run`.
+# billing extension, its keys, invoices and an admin credential, for `make run`.
 #
 #   scripts/seed-demo.sh CONNINFO SECRET_FILE CMS_ADMIN_BINARY
 #   scripts/seed-demo.sh        (scripts/cms.sh's way: everything from the environment)
@@ -13,16 +13,22 @@
 # Then mints a session token and a new API key with every scope (each run adds a key).
 #
 # Extensions: reuses the oldest facility named "Demo Clinic", else creates it; reuses its
-# extension billing-demo, else creates it (1.0.0, category payment, running, privileges
-# ext:billing:read,ext:billing:write,ext:control:write); mints a new live and a new
-# sandbox extension key (each run adds two); tops the facility up to 3 live and 1 sandbox
-# pending_payment invoices (amounts 5000, 12500, 750 and 2500 XOF for new ones), so that
-# the demo always has invoices left to pay.
+# extension billing-demo, else creates it (1.0.0, category payment, running, required
+# privilege billing:view, privileges ext:billing:read,ext:billing:write,ext:control:write);
+# mints a new live and a new sandbox extension key (each run adds two); tops the facility
+# up to 3 live and 1 sandbox pending_payment invoices (amounts 5000, 12500, 750 and 2500
+# XOF for new ones), so that the demo always has invoices left to pay.
+#
+# Extension management: mints a new admin credential "demo" of the facility with
+# admin:extensions:view and admin:extensions:manage (each run adds one), for
+# /v1/extensions; makes the demo user a member of the facility holding exactly
+# billing:view (what the UI-token route checks).
 #
 # Standard output is only shell assignments, one per line, values single-quoted:
 #   CMS_WORKSPACE_ID='...'  CMS_SECRET_KEY='...'  CMS_SESSION_TOKEN='...'
 #   CMS_FACILITY_ID='...'  CMS_EXT_KEY='sk_live_...'  CMS_SANDBOX_EXT_KEY='sk_sandbox_...'
 #   CMS_INVOICE_IDS='id1 id2 id3' (live, oldest first)  CMS_SANDBOX_INVOICE_ID='...'
+#   CMS_ADMIN_KEY='sk_admin_...'
 # Errors go to standard error, exit status 1.
 set -euo pipefail
 
@@ -102,11 +108,19 @@ SQL
 if [ -z "$extension_id" ]; then
     extension_id=$(admin_ extension create --facility "$facility_id" --name billing-demo \
                        --version 1.0.0 --category payment --status running \
+                       --required-privilege billing:view \
                        --privileges ext:billing:read,ext:billing:write,ext:control:write)
 fi
 
 ext_key=$(admin_ extkey create --extension "$extension_id")
 sandbox_ext_key=$(admin_ extkey create --extension "$extension_id" --sandbox)
+
+# --- extension management: an admin credential, the demo user's privileges ---
+
+admin_key=$(admin_ admin create --facility "$facility_id" --name demo \
+                --privileges admin:extensions:view,admin:extensions:manage)
+admin_ facility member --facility "$facility_id" --email "$email" \
+       --privileges billing:view >/dev/null
 
 # the oldest pending_payment invoices of the facility in one mode, one id a line
 pending() {
@@ -135,7 +149,7 @@ fi
 
 # uuid, base62 key and base64url token: nothing that needs escaping inside '...'
 for v in "$workspace_id" "$key" "$token" "$facility_id" "$ext_key" "$sandbox_ext_key" \
-         "$sandbox_invoice_id"; do
+         "$sandbox_invoice_id" "$admin_key"; do
     [[ $v =~ ^[A-Za-z0-9._-]+$ ]] || die "unexpected output from cms-admin"
 done
 [[ $invoice_ids =~ ^[0-9a-f-]{36}( [0-9a-f-]{36}){2}$ ]] || die "unexpected invoice ids"
@@ -148,3 +162,4 @@ printf "CMS_EXT_KEY='%s'\n" "$ext_key"
 printf "CMS_SANDBOX_EXT_KEY='%s'\n" "$sandbox_ext_key"
 printf "CMS_INVOICE_IDS='%s'\n" "$invoice_ids"
 printf "CMS_SANDBOX_INVOICE_ID='%s'\n" "$sandbox_invoice_id"
+printf "CMS_ADMIN_KEY='%s'\n" "$admin_key"

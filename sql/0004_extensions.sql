@@ -113,19 +113,34 @@ CREATE FUNCTION cms_invoice_json(i invoices) RETURNS json
               'updated_at', cms_ts(i.updated_at)) $$;
 
 
--- The answer a payment with this idempotency key already gave, if any.
--- A different fingerprint under the same key is a conflict.
-CREATE FUNCTION cms_payment_replay(p_idem text, p_fp text,
+-- The answer a payment with this idempotency key already gave, if any,
+-- within the retention "ttl".  A different fingerprint under the same key
+-- is a conflict.  An expired key is released (renamed), so it can be used
+-- afresh, as its Redis record has expired too.
+CREATE FUNCTION cms_payment_replay(p_idem text, p_fp text, p_ttl interval,
                                    OUT status integer, OUT body text)
-    LANGUAGE plpgsql STABLE
+    LANGUAGE plpgsql
     AS $$
 DECLARE
-    fp text;
+    fp   text;
+    pid  uuid;
+    at   timestamptz;
 BEGIN
-    SELECT p.fingerprint, p.response_status, p.response_body
-      INTO fp, status, body
+    SELECT p.id, p.fingerprint, p.response_status, p.response_body,
+           p.created_at
+      INTO pid, fp, status, body, at
       FROM payments p WHERE p.idempotency_key = p_idem;
-    IF FOUND AND fp <> p_fp THEN
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF at <= now() - p_ttl THEN
+        UPDATE payments SET idempotency_key = idempotency_key || ':' || id
+         WHERE id = pid;
+        status := NULL;
+        body := NULL;
+        RETURN;
+    END IF;
+    IF fp <> p_fp THEN
         PERFORM cms_raise('idempotency_conflict', 'Idempotency-Key');
     END IF;
 END $$;
@@ -139,6 +154,7 @@ CREATE FUNCTION cms_payment_apply(p_kind text, p_facility uuid,
                                   p_idem text, p_fp text,
                                   p_reference text, p_amount numeric,
                                   p_method text, p_reason text,
+                                  p_ttl interval,
                                   OUT status integer, OUT body text,
                                   OUT replayed boolean)
     LANGUAGE plpgsql
@@ -154,7 +170,7 @@ BEGIN
      FOR UPDATE;
 
     SELECT r.status, r.body INTO status, body
-      FROM cms_payment_replay(p_idem, p_fp) r;
+      FROM cms_payment_replay(p_idem, p_fp, p_ttl) r;
     IF status IS NOT NULL THEN
         replayed := true;
         RETURN;

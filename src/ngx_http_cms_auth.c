@@ -120,6 +120,24 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_ext_sql =
         2);
 
 
+/* admin credentials: the same columns, extension id and mode left empty */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_admin_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT a.id, a.facility_id, '', true,"
+        " array_to_string(a.privileges, ' '), encode(a.secret_hash, 'hex')"
+        " FROM admin_credentials a"
+        " WHERE a.secret_hash = decode($1, 'hex') AND a.revoked_at IS NULL"
+        "  AND $2::boolean",
+        2);
+
+
+static ngx_str_t  ngx_http_cms_admin_names[] = {
+    ngx_string("admin:extensions:view"),
+    ngx_string("admin:extensions:manage"),
+    ngx_null_string
+};
+
+
 static ngx_str_t  ngx_http_cms_priv_names[] = {
     ngx_string("ext:billing:read"),
     ngx_string("ext:billing:write"),
@@ -157,6 +175,7 @@ ngx_http_cms_auth_run(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return ngx_http_cms_auth_session(r, ctx);
 
     case NGX_HTTP_CMS_AUTH_EXT_KEY:
+    case NGX_HTTP_CMS_AUTH_ADMIN_KEY:
         return ngx_http_cms_auth_ext(r, ctx);
 
     default:
@@ -388,14 +407,20 @@ ngx_http_cms_auth_names(ngx_str_t *names, u_char *p, u_char *last)
 
 /* extension keys */
 
+/* extension keys and admin credentials: the same lookup, other tables */
 static ngx_int_t
 ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-    ngx_str_t  args[2];
+    ngx_int_t   rc;
+    ngx_str_t   args[2];
+    ngx_uint_t  admin;
 
-    rc = ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_LIVE,
-                                CMS_KEY_KIND_SK_SANDBOX, &args[0]);
+    admin = (ctx->route->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY);
+
+    rc = admin ? ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_ADMIN,
+                                        CMS_KEY_KIND_SK_ADMIN, &args[0])
+               : ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_LIVE,
+                                        CMS_KEY_KIND_SK_SANDBOX, &args[0]);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -406,8 +431,9 @@ ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         ngx_str_set(&args[1], "t");
     }
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_ext_sql, args, 2,
-                                 ngx_http_cms_auth_ext_done);
+    return ngx_http_cms_pg_query(r, admin ? &ngx_http_cms_auth_admin_sql
+                                          : &ngx_http_cms_auth_ext_sql,
+                                 args, 2, ngx_http_cms_auth_ext_done);
 }
 
 
@@ -441,8 +467,21 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     v = PQgetvalue(res, 0, 4);
-    p->scopes = ngx_http_cms_auth_names(ngx_http_cms_priv_names, (u_char *) v,
-                                        (u_char *) v + ngx_strlen(v));
+
+    if (ctx->route->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY) {
+        p->scopes = ngx_http_cms_auth_names(ngx_http_cms_admin_names,
+                                            (u_char *) v,
+                                            (u_char *) v + ngx_strlen(v));
+
+        if (p->scopes & NGX_HTTP_CMS_ADMIN_MANAGE) {
+            p->scopes |= NGX_HTTP_CMS_ADMIN_VIEW;
+        }
+
+    } else {
+        p->scopes = ngx_http_cms_auth_names(ngx_http_cms_priv_names,
+                                            (u_char *) v,
+                                            (u_char *) v + ngx_strlen(v));
+    }
 
     if ((p->scopes & ctx->route->perm) != ctx->route->perm) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL);

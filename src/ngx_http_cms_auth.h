@@ -53,6 +53,10 @@ typedef enum {
 #define NGX_HTTP_CMS_PRIV_BILLING_WRITE        0x0002
 #define NGX_HTTP_CMS_PRIV_CONTROL_WRITE        0x0004
 
+/* admin credential privileges; managing implies viewing */
+#define NGX_HTTP_CMS_ADMIN_VIEW                0x0001
+#define NGX_HTTP_CMS_ADMIN_MANAGE              0x0002
+
 
 /*
  * The key lookup: columns 0-6 are the key id, workspace, creator, the

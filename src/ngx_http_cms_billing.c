@@ -24,7 +24,7 @@
 #include "cms_uuid.h"
 
 
-#define NGX_HTTP_CMS_PAYMENT_ARGS      10
+#define NGX_HTTP_CMS_PAYMENT_ARGS      11
 
 
 static ngx_int_t ngx_http_cms_billing_invoice(ngx_http_request_t *r,
@@ -59,8 +59,9 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_invoice_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_apply_sql =
     ngx_http_cms_pg_stmt(
         "SELECT status, body, replayed FROM cms_payment_apply($1, $2, $3,"
-        " $4, $5, $6, $7, $8::numeric, $9, $10)",
-        10);
+        " $4, $5, $6, $7, $8::numeric, $9, $10,"
+        " make_interval(secs => $11::float8 / 1000))",
+        11);
 
 
 ngx_http_cms_route_t  ngx_http_cms_billing_routes[] = {
@@ -239,8 +240,9 @@ static ngx_int_t
 ngx_http_cms_billing_args(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     const char *kind, ngx_str_t *args)
 {
-    ngx_uint_t            i;
-    ngx_http_cms_idem_t  *idem;
+    ngx_uint_t                 i;
+    ngx_http_cms_idem_t       *idem;
+    ngx_http_cms_main_conf_t  *mcf;
 
     if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
@@ -271,6 +273,17 @@ ngx_http_cms_billing_args(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     args[4] = idem->scope;
     args[5].data = idem->fp;
     args[5].len = NGX_HTTP_CMS_IDEM_HEX;
+
+    /* the database keeps the key as long as Redis keeps the answer */
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    args[10].data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (args[10].data == NULL) {
+        return NGX_ERROR;
+    }
+
+    args[10].len = ngx_sprintf(args[10].data, "%M", mcf->idem_ttl)
+                   - args[10].data;
 
     return NGX_OK;
 }

@@ -114,7 +114,11 @@ ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
     if (cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_SESSION,
                        mcf->session_key) != 0
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_API_KEY,
-                          mcf->api_pepper) != 0)
+                          mcf->api_pepper) != 0
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_AEAD,
+                          mcf->aead_key) != 0
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_UI_TOKEN,
+                          mcf->ui_key) != 0)
     {
         return NGX_ERROR;
     }
@@ -162,4 +166,52 @@ failed:
     EVP_MD_CTX_free(md);
 
     return NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
+    ngx_str_t *plain, ngx_str_t *out)
+{
+    int                        len, n;
+    u_char                    *buf;
+    EVP_CIPHER_CTX            *cx;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    /* nonce (12) + ciphertext + tag (16) */
+    buf = ngx_pnalloc(r->pool, 12 + plain->len + 16);
+    out->data = ngx_pnalloc(r->pool, 2 * (12 + plain->len + 16));
+
+    if (buf == NULL || out->data == NULL
+        || ngx_http_cms_crypto_random(buf, 12) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    cx = EVP_CIPHER_CTX_new();
+    if (cx == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (EVP_EncryptInit_ex(cx, EVP_aes_256_gcm(), NULL, mcf->aead_key, buf)
+        != 1
+        || EVP_EncryptUpdate(cx, NULL, &n, aad->data, (int) aad->len) != 1
+        || EVP_EncryptUpdate(cx, buf + 12, &len, plain->data,
+                             (int) plain->len) != 1
+        || EVP_EncryptFinal_ex(cx, buf + 12 + len, &n) != 1
+        || EVP_CIPHER_CTX_ctrl(cx, EVP_CTRL_GCM_GET_TAG, 16,
+                               buf + 12 + plain->len) != 1)
+    {
+        EVP_CIPHER_CTX_free(cx);
+        return NGX_ERROR;
+    }
+
+    EVP_CIPHER_CTX_free(cx);
+
+    out->len = ngx_hex_dump(out->data, buf, 12 + plain->len + 16) - out->data;
+    ngx_explicit_memzero(buf, 12 + plain->len + 16);
+
+    return NGX_OK;
 }

@@ -34,6 +34,15 @@ ngx_int_t ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf);
 ngx_int_t ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n,
     u_char *hex);
 
+/*
+ * AES-256-GCM under the key derived for stored secrets, a fresh 12-byte
+ * nonce each time, "aad" bound in (the row's identity, so a ciphertext
+ * cannot be moved to another row).  "out" receives nonce, ciphertext and
+ * 16-byte tag as lowercase hex, in r->pool.  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
+    ngx_str_t *plain, ngx_str_t *out);
+
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
 

@@ -269,8 +269,15 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
     argv[1] = (char *) idem->key.data;
     len[1] = idem->key.len;
 
-    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR) {
-        /* nothing was kept by a failed write: the retry runs again */
+    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR
+        || (ctx->has_err
+            && ctx->err.code == NGX_HTTP_CMS_ERR_IDEMPOTENCY_CONFLICT))
+    {
+        /*
+         * nothing was kept by a failed write: the retry runs again; and a
+         * conflict the database found (its record outlived Redis's) must
+         * not take the key over from the request it belongs to
+         */
         argv[0] = "DEL";
         len[0] = 3;
 

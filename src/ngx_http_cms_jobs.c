@@ -35,6 +35,12 @@ static void ngx_http_cms_jobs_added(void *data, redisReply **replies,
     ngx_uint_t n);
 static void ngx_http_cms_jobs_marked(void *data, PGresult *res);
 static void ngx_http_cms_jobs_again(ngx_uint_t more);
+static void ngx_http_cms_jobs_release(PGresult *res, int rows);
+static void ngx_http_cms_jobs_ext_tick(ngx_event_t *ev);
+static void ngx_http_cms_jobs_ext_ticked(void *data, PGresult *res);
+static void ngx_http_cms_jobs_ext_grouped(void *data, redisReply **replies,
+    ngx_uint_t n);
+static void ngx_http_cms_jobs_ext_done(void *data, PGresult *res);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
@@ -48,6 +54,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_claim_sql =
         " FROM cms_ext_events_claim($1::integer, interval '30 seconds')",
         1);
 
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_release_sql =
+    ngx_http_cms_pg_stmt(
+        "UPDATE ext_events SET claimed_until = NULL"
+        " WHERE id = ANY($1::uuid[]) AND relayed_at IS NULL",
+        1);
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_mark_sql =
     ngx_http_cms_pg_stmt(
         "UPDATE ext_events SET relayed_at = now()"
@@ -55,8 +67,20 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_mark_sql =
         1);
 
 
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_tick_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT id, facility_id, name FROM cms_extensions_tick()", 0);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_running_sql =
+    ngx_http_cms_pg_stmt(
+        "UPDATE extensions SET status = 'running', updated_at = now()"
+        " WHERE id = ANY($1::uuid[]) AND status = 'installing'",
+        1);
+
+
 static ngx_event_t  ngx_http_cms_jobs_purge_ev;
 static ngx_event_t  ngx_http_cms_jobs_relay_ev;
+static ngx_event_t  ngx_http_cms_jobs_ext_ev;
 
 
 ngx_int_t
@@ -85,6 +109,14 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
 
     ev = &ngx_http_cms_jobs_relay_ev;
     ev->handler = ngx_http_cms_jobs_relay;
+    ev->data = mcf;
+    ev->log = cycle->log;
+    ev->cancelable = 1;
+
+    ngx_add_timer(ev, mcf->events_interval);
+
+    ev = &ngx_http_cms_jobs_ext_ev;
+    ev->handler = ngx_http_cms_jobs_ext_tick;
     ev->data = mcf;
     ev->log = cycle->log;
     ev->cancelable = 1;
@@ -210,10 +242,11 @@ ngx_http_cms_jobs_claimed(void *data, PGresult *res)
     relay->ids.len = p - relay->ids.data;
     relay->n = rows;
 
+    /* Redis cannot be asked now: hand the batch back before giving up */
     if (ngx_http_cms_redis_job(pool, cmds, ngx_http_cms_jobs_added, relay)
         != NGX_OK)
     {
-        ngx_http_cms_jobs_again(0);
+        ngx_http_cms_jobs_release(res, rows);
     }
 
     return;
@@ -274,10 +307,17 @@ ngx_http_cms_jobs_added(void *data, redisReply **replies, ngx_uint_t n)
     }
 
     if (replies == NULL || i < n) {
-        /* the lease runs out and the batch is claimed again */
+        /* released at once: the next tick after Redis is back relays it */
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
                       "cms: relaying events to redis failed; retrying");
-        ngx_http_cms_jobs_again(0);
+
+        if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_release_sql, &relay->ids,
+                                1, ngx_http_cms_jobs_marked, (void *) 0)
+            != NGX_OK)
+        {
+            ngx_http_cms_jobs_again(0);
+        }
+
         return;
     }
 
@@ -311,6 +351,35 @@ ngx_http_cms_jobs_marked(void *data, PGresult *res)
 }
 
 
+/* gives claimed rows back (the redis job destroyed the pool with the ids) */
+static void
+ngx_http_cms_jobs_release(PGresult *res, int rows)
+{
+    int         i;
+    u_char      buf[NGX_HTTP_CMS_RELAY_BATCH * 37 + 2], *p;
+    ngx_str_t   ids;
+
+    p = buf;
+    *p++ = '{';
+
+    for (i = 0; i < rows && i < NGX_HTTP_CMS_RELAY_BATCH; i++) {
+        p = ngx_cpymem(p, PQgetvalue(res, i, 0),
+                       ngx_min(PQgetlength(res, i, 0), 36));
+        *p++ = (i + 1 < rows) ? ',' : '}';
+    }
+
+    ids.data = buf;
+    ids.len = p - buf;
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_release_sql, &ids, 1,
+                            ngx_http_cms_jobs_marked, (void *) 0)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_again(0);
+    }
+}
+
+
 static void
 ngx_http_cms_jobs_again(ngx_uint_t more)
 {
@@ -324,4 +393,141 @@ ngx_http_cms_jobs_again(ngx_uint_t more)
 
     ngx_add_timer(&ngx_http_cms_jobs_relay_ev,
                   more ? 1 : mcf->events_interval);
+}
+
+
+/*
+ * Extensions: a reload whose grace period ended runs again (a timer, not
+ * a wait), and an install completes once its consumer group exists on
+ * the facility's stream (XGROUP CREATE ... MKSTREAM; BUSYGROUP: it does).
+ */
+static void
+ngx_http_cms_jobs_ext_tick(ngx_event_t *ev)
+{
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_tick_sql, NULL, 0,
+                            ngx_http_cms_jobs_ext_ticked, NULL)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_ext_done(NULL, NULL);
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_ext_ticked(void *data, PGresult *res)
+{
+    int                         i, rows;
+    u_char                     *p, *key, *group;
+    size_t                      len[7];
+    ngx_pool_t                 *pool;
+    const char                 *argv[7];
+    ngx_http_cms_relay_t       *ids;
+    ngx_http_cms_redis_cmds_t  *cmds;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
+        || PQntuples(res) == 0)
+    {
+        ngx_http_cms_jobs_ext_done(NULL, NULL);
+        return;
+    }
+
+    rows = PQntuples(res);
+
+    pool = ngx_create_pool(4096, ngx_cycle->log);
+    if (pool == NULL) {
+        ngx_http_cms_jobs_ext_done(NULL, NULL);
+        return;
+    }
+
+    cmds = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_cmds_t));
+    ids = ngx_pcalloc(pool, sizeof(ngx_http_cms_relay_t));
+    p = ngx_pnalloc(pool, rows * 37 + 2);
+
+    if (cmds == NULL || ids == NULL || p == NULL) {
+        goto failed;
+    }
+
+    ids->ids.data = p;
+    *p++ = '{';
+
+    for (i = 0; i < rows; i++) {
+        key = ngx_pnalloc(pool, 128);
+        group = ngx_pnalloc(pool, 80);
+
+        if (key == NULL || group == NULL) {
+            goto failed;
+        }
+
+        argv[0] = "XGROUP";   len[0] = 6;
+        argv[1] = "CREATE";   len[1] = 6;
+        argv[2] = (char *) key;
+        len[2] = ngx_sprintf(key, "cms:events:{%s}:live",
+                             PQgetvalue(res, i, 1)) - key;
+        argv[3] = (char *) group;
+        len[3] = ngx_sprintf(group, "ext:%s", PQgetvalue(res, i, 2)) - group;
+        argv[4] = "$";        len[4] = 1;
+        argv[5] = "MKSTREAM"; len[5] = 8;
+
+        if (ngx_http_cms_redis_append(pool, cmds, 6, argv, len) != NGX_OK) {
+            goto failed;
+        }
+
+        p = ngx_cpymem(p, PQgetvalue(res, i, 0), PQgetlength(res, i, 0));
+        *p++ = (i + 1 < rows) ? ',' : '}';
+    }
+
+    ids->ids.len = p - ids->ids.data;
+    ids->n = rows;
+
+    if (ngx_http_cms_redis_job(pool, cmds, ngx_http_cms_jobs_ext_grouped, ids)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_ext_done(NULL, NULL);
+    }
+
+    return;
+
+failed:
+
+    ngx_destroy_pool(pool);
+    ngx_http_cms_jobs_ext_done(NULL, NULL);
+}
+
+
+static void
+ngx_http_cms_jobs_ext_grouped(void *data, redisReply **replies, ngx_uint_t n)
+{
+    ngx_http_cms_relay_t *ids = data;
+
+    ngx_uint_t  i;
+
+    for (i = 0; replies != NULL && i < n; i++) {
+        if (replies[i]->type == REDIS_REPLY_ERROR
+            && ngx_strncmp(replies[i]->str, "BUSYGROUP", 9) != 0)
+        {
+            break;
+        }
+    }
+
+    if (replies == NULL || i < n
+        || ngx_http_cms_pg_job(&ngx_http_cms_jobs_running_sql, &ids->ids, 1,
+                               ngx_http_cms_jobs_ext_done, NULL)
+           != NGX_OK)
+    {
+        /* the next tick tries again */
+        ngx_http_cms_jobs_ext_done(NULL, NULL);
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_ext_done(void *data, PGresult *res)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_cms_jobs_ext_ev.data;
+
+    if (!ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(&ngx_http_cms_jobs_ext_ev, mcf->events_interval);
+    }
 }

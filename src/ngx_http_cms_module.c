@@ -35,6 +35,10 @@ static char *ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent,
 static char *ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static ngx_int_t ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
 
 static ngx_int_t ngx_http_cms_init_process(ngx_cycle_t *cycle);
 static void ngx_http_cms_exit_process(ngx_cycle_t *cycle);
@@ -138,6 +142,48 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, events_interval),
       NULL },
 
+    { ngx_string("cms_extensions_manifests"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, ext_manifests),
+      NULL },
+
+    { ngx_string("cms_extensions_registry"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_registry,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_extensions_fetch_location"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, ext_fetch),
+      NULL },
+
+    { ngx_string("cms_extensions_reload_grace"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, ext_reload_grace),
+      NULL },
+
+    { ngx_string("cms_extensions_rotation_grace"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, ext_rotation_grace),
+      NULL },
+
+    { ngx_string("cms_ui_token_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, ui_token_ttl),
+      NULL },
+
     { ngx_string("cms_test_routes"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -197,6 +243,10 @@ ngx_module_t  ngx_http_cms_module = {
 static ngx_http_variable_t  ngx_http_cms_vars[] = {
 
     { ngx_string("cms_request_id"), NULL, ngx_http_cms_request_id_variable,
+      0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    /* the registry URL a manifest fetch subrequest proxies to */
+    { ngx_string("cms_fetch_url"), NULL, ngx_http_cms_fetch_url_variable,
       0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
@@ -280,6 +330,31 @@ ngx_http_cms_request_id_variable(ngx_http_request_t *r,
 }
 
 
+static ngx_int_t
+ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    /* asked in the subrequest: the URL is the parent's */
+    ctx = r->parent ? ngx_http_get_module_ctx(r->parent, ngx_http_cms_module)
+                    : NULL;
+
+    if (ctx == NULL || ctx->fetch_url.len == 0) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    v->data = ctx->fetch_url.data;
+    v->len = ctx->fetch_url.len;
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
 /* configuration */
 
 static ngx_int_t
@@ -327,6 +402,9 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->require_verified = NGX_CONF_UNSET;
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
+    mcf->ext_reload_grace = NGX_CONF_UNSET;
+    mcf->ext_rotation_grace = NGX_CONF_UNSET;
+    mcf->ui_token_ttl = NGX_CONF_UNSET;
     mcf->idem_ttl = NGX_CONF_UNSET_MSEC;
     mcf->idem_lock = NGX_CONF_UNSET_MSEC;
     mcf->events_interval = NGX_CONF_UNSET_MSEC;
@@ -348,6 +426,19 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
     ngx_conf_init_msec_value(mcf->idem_lock, 30 * 1000);
     ngx_conf_init_msec_value(mcf->events_interval, 1000);
+    ngx_conf_init_value(mcf->ext_reload_grace, 30);
+    ngx_conf_init_value(mcf->ext_rotation_grace, 86400);
+    ngx_conf_init_value(mcf->ui_token_ttl, 300);
+
+    if (mcf->ext_fetch.data == NULL) {
+        ngx_str_set(&mcf->ext_fetch, "/_cms_fetch");
+    }
+
+    if (mcf->ext_manifests.data != NULL
+        && ngx_conf_full_name(cf->cycle, &mcf->ext_manifests, 1) != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
 
     if (mcf->thread_pool.data == NULL) {
         ngx_str_set(&mcf->thread_pool, "default");
@@ -477,6 +568,50 @@ ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                            "cms_storage: \"%V\" is not a folder",
                            &mcf->storage);
         return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* "cms_extensions_registry host[:port] ...": hosts https manifests may
+   come from */
+static char *
+ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_str_t   *value, *host;
+    ngx_uint_t   i, j;
+
+    if (mcf->ext_registries == NULL) {
+        mcf->ext_registries = ngx_array_create(cf->pool, 4, sizeof(ngx_str_t));
+        if (mcf->ext_registries == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        for (j = 0; j < value[i].len; j++) {
+            if (!isalnum(value[i].data[j]) && value[i].data[j] != '.'
+                && value[i].data[j] != '-' && value[i].data[j] != ':')
+            {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "cms_extensions_registry: \"%V\" is not "
+                                   "a host[:port]", &value[i]);
+                return NGX_CONF_ERROR;
+            }
+        }
+
+        host = ngx_array_push(mcf->ext_registries);
+        if (host == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        *host = value[i];
+        ngx_strlow(host->data, host->data, host->len);
     }
 
     return NGX_CONF_OK;

@@ -37,6 +37,14 @@ typedef struct {
     ngx_str_t                   secret;        /* key bytes, from a file */
     u_char                      session_key[32];
     u_char                      api_pepper[32];
+    u_char                      aead_key[32];
+    u_char                      ui_key[32];
+    ngx_str_t                   ext_manifests;   /* file: manifests' folder */
+    ngx_array_t                *ext_registries;  /* of ngx_str_t hosts */
+    ngx_str_t                   ext_fetch;       /* internal location */
+    time_t                      ext_reload_grace;
+    time_t                      ext_rotation_grace;
+    time_t                      ui_token_ttl;
     ngx_str_t                   thread_pool;
     ngx_thread_pool_t          *tp;
     time_t                      session_ttl;
@@ -104,6 +112,7 @@ struct ngx_http_cms_ctx_s {
     void                       *idem;          /* a claimed idempotency key */
 
     ngx_str_t                   replacement;   /* for nginx's own errors */
+    ngx_str_t                   fetch_url;     /* $cms_fetch_url */
 
     unsigned                    sent:1;
     unsigned                    answering:1;

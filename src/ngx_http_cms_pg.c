@@ -748,9 +748,17 @@ ngx_http_cms_pg_send_column(ngx_http_request_t *r, ngx_uint_t status,
 
     len = PQgetlength(res, 0, col);
 
-    body.data = ngx_pnalloc(r->pool, len + ngx_strlen(name) + 8);
+    body.data = ngx_pnalloc(r->pool, len + (name ? ngx_strlen(name) : 0) + 8);
     if (body.data == NULL) {
         return NGX_ERROR;
+    }
+
+    if (name == NULL) {
+        /* the column is the whole answer */
+        body.len = ngx_cpymem(body.data, PQgetvalue(res, 0, col), len)
+                   - body.data;
+
+        return ngx_http_cms_send(r, status, &body);
     }
 
     body.len = ngx_sprintf(body.data, "{\"%s\":%*s}", name, len,

@@ -110,7 +110,8 @@ ngx_int_t ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
 ngx_int_t ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r,
     ngx_uint_t status, const char *name, PGresult *res);
 
-/* The same with the JSON text in column "col". */
+/* The same with the JSON text in column "col"; with "name" NULL, the
+   column's text is the whole answer. */
 ngx_int_t ngx_http_cms_pg_send_column(ngx_http_request_t *r,
     ngx_uint_t status, const char *name, PGresult *res, int col);
 

@@ -191,6 +191,29 @@ static const struct option  cms_admin_extension_options[] = {
     cms_admin_null_option
 };
 
+static const struct option  cms_admin_extension_list_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("facility", required_argument, CMS_ADMIN_OPT_FACILITY),
+    cms_admin_null_option
+};
+
+static const struct option  cms_admin_admin_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("facility", required_argument, CMS_ADMIN_OPT_FACILITY),
+    cms_admin_opt("name", required_argument, CMS_ADMIN_OPT_NAME),
+    cms_admin_opt("privileges", required_argument, CMS_ADMIN_OPT_PRIVILEGES),
+    cms_admin_opt("id", required_argument, CMS_ADMIN_OPT_ID),
+    cms_admin_null_option
+};
+
+static const struct option  cms_admin_facility_member_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("facility", required_argument, CMS_ADMIN_OPT_FACILITY),
+    cms_admin_opt("email", required_argument, CMS_ADMIN_OPT_EMAIL),
+    cms_admin_opt("privileges", required_argument, CMS_ADMIN_OPT_PRIVILEGES),
+    cms_admin_null_option
+};
+
 static const struct option  cms_admin_extkey_options[] = {
     CMS_ADMIN_GLOBAL_OPTIONS,
     cms_admin_opt("extension", required_argument, CMS_ADMIN_OPT_EXTENSION),
@@ -231,8 +254,12 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_key_revoke, 1, 0 },
     { "facility", "create", cms_admin_facility_options,
       cms_admin_facility_create, 1, 0 },
+    { "facility", "member", cms_admin_facility_member_options,
+      cms_admin_facility_member, 1, 0 },
     { "extension", "create", cms_admin_extension_options,
       cms_admin_extension_create, 1, 0 },
+    { "extension", "list", cms_admin_extension_list_options,
+      cms_admin_extension_list, 1, 0 },
     { "extkey", "create", cms_admin_extkey_options,
       cms_admin_extkey_create, 1, 1 },
     { "extkey", "list", cms_admin_extkey_options,
@@ -241,6 +268,12 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_extkey_revoke, 1, 0 },
     { "invoice", "create", cms_admin_invoice_options,
       cms_admin_invoice_create, 1, 0 },
+    { "admin", "create", cms_admin_admin_options,
+      cms_admin_admin_create, 1, 1 },
+    { "admin", "list", cms_admin_admin_options,
+      cms_admin_admin_list, 1, 0 },
+    { "admin", "revoke", cms_admin_admin_options,
+      cms_admin_admin_revoke, 1, 0 },
     { "help", NULL, cms_admin_global_options,
       cms_admin_help, 0, 0 },
     { NULL, NULL, NULL, NULL, 0, 0 }
@@ -275,6 +308,11 @@ static const char  cms_admin_usage_text[] =
 "      prints the key id (revoking a revoked key is not an error)\n"
 "  facility create --name N\n"
 "      prints the facility id\n"
+"  facility member --facility ID --email E --privileges LIST\n"
+"      prints the user id; the user holds exactly LIST in the facility\n"
+"      (comma-separated names of a-z 0-9 _ : . -, \"\" for none),\n"
+"      replacing what it held; the UI token checks a manifest's\n"
+"      required_privilege against it\n"
 "  extension create --facility ID --name NAME --version V [--category C]\n"
 "                   [--status running] [--required-privilege P]\n"
 "                   [--privileges LIST]\n"
@@ -282,6 +320,8 @@ static const char  cms_admin_usage_text[] =
 "      status installing, running (default) or reloading; LIST: comma-\n"
 "      separated, of ext:billing:read ext:billing:write ext:control:write\n"
 "      (default none)\n"
+"  extension list --facility ID\n"
+"      one line per extension: id name version status\n"
 "  extkey create --extension ID [--sandbox] [--privileges LIST]\n"
 "                [--expires-in SECONDS]\n"
 "      prints the new sk_live_ (--sandbox: sk_sandbox_) key, shown only\n"
@@ -296,6 +336,15 @@ static const char  cms_admin_usage_text[] =
 "  invoice create --facility ID --patient P --amount 12.50 --currency XOF\n"
 "                 [--sandbox]\n"
 "      prints the invoice id; pending_payment, live unless --sandbox\n"
+"  admin create --facility ID --name N [--privileges LIST]\n"
+"      prints the new sk_admin_ key (for /v1/extensions), shown only\n"
+"      once; needs --secret; LIST: comma-separated, of\n"
+"      admin:extensions:view admin:extensions:manage (default both)\n"
+"  admin list --facility ID\n"
+"      one line per credential: id prefix name privileges created_at\n"
+"      revoked_at\n"
+"  admin revoke --id ID\n"
+"      prints the credential id (revoking twice is not an error)\n"
 "  help\n";
 
 

@@ -2,8 +2,9 @@
 /*
  * cms-admin: the command-line administration tool (bootstrap users,
  * workspaces and members, mint sessions and API keys; facilities,
- * extensions, extension keys and invoices until the management API lands,
- * for tests and the demo seed).  It is not part of
+ * extensions, extension keys and invoices for tests and the demo seed;
+ * admin credentials and facility memberships, which only it issues).  It
+ * is not part of
  * the nginx module: it runs once per command, so blocking libpq and
  * malloc are fine here.  SQL is always parameterized.
  *
@@ -31,6 +32,13 @@
 #define CMS_ADMIN_SECRET_MAX  4096
 
 #define CMS_ADMIN_ID_LEN      36
+
+/* privilege lists (--privileges): at most CMS_ADMIN_NAMES_MAX names of at
+ * most CMS_ADMIN_NAME_MAX bytes; the array literal "{" '"'name'"',... "}" */
+#define CMS_ADMIN_NAMES_MAX   32
+#define CMS_ADMIN_NAME_MAX    64
+#define CMS_ADMIN_NAME_LIST_LEN                                               \
+    (CMS_ADMIN_NAMES_MAX * (CMS_ADMIN_NAME_MAX + 3) + 2)
 
 
 /* every option any command takes; NULL or 0 when not given */
@@ -112,6 +120,10 @@ int cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
 int cms_admin_check_uuid(const char *what, const char *s);
 int cms_admin_check_text(const char *what, const char *s, size_t min,
     size_t max);
+int cms_admin_check_printable(const char *what, const char *s, size_t min,
+    size_t max);
+int cms_admin_name_list(const char *what, const char *list,
+    const char *const *allowed, char *out, size_t size);
 int cms_admin_random(unsigned char *buf, size_t n);
 
 /* cms_admin_secret.c */
@@ -144,6 +156,15 @@ int cms_admin_extkey_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_extkey_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_extension_list(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
+
+/* cms_admin_mgmt.c */
+int cms_admin_admin_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_admin_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_admin_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_facility_member(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
 
 
 #endif /* _CMS_ADMIN_H_INCLUDED_ */

@@ -15,7 +15,7 @@
 #include <openssl/crypto.h>
 
 
-/* "{" + the 3 privileges, commas, "}", NUL */
+/* array_to_string() of the 3 privileges, commas, NUL */
 #define CMS_ADMIN_PRIVILEGES_LEN  64
 
 /* --expires-in: up to 10 years ahead; down to a year back (for tests) */
@@ -26,13 +26,9 @@
 #define CMS_ADMIN_AMOUNT_FRAC_MAX 6
 
 
-static int cms_admin_privileges(const char *list, char *out, size_t size);
-static int cms_admin_privilege_index(const char *s, size_t n);
 static int cms_admin_check_ext_name(const char *s);
 static int cms_admin_check_chars(const char *what, const char *s,
     size_t min, size_t max, const char *allowed);
-static int cms_admin_check_printable(const char *what, const char *s,
-    size_t min, size_t max);
 static int cms_admin_check_status(const char *s);
 static int cms_admin_check_amount(const char *s);
 static int cms_admin_check_expires(const char *s);
@@ -59,6 +55,14 @@ static const cms_admin_query_t  cms_admin_extension_insert = {
     "                        required_privilege, privileges)"
     " VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::text[]) RETURNING id",
     7, cms_admin_extension_errors
+};
+
+
+static const cms_admin_query_t  cms_admin_extension_select = {
+    "extension list",
+    "SELECT id, name, version, status FROM extensions"
+    " WHERE facility_id = $1::uuid ORDER BY name, id",
+    1, NULL
 };
 
 
@@ -132,7 +136,7 @@ static const cms_admin_query_t  cms_admin_invoice_insert = {
 
 /* what an extension key may do (DESIGN.md, Extensions) */
 
-static const char  *cms_admin_ext_privileges[] = {
+static const char *const  cms_admin_ext_privileges[] = {
     "ext:billing:read", "ext:billing:write", "ext:control:write", NULL
 };
 
@@ -180,7 +184,7 @@ cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
     int          rc;
     char         id[CMS_ADMIN_ID_LEN + 1];
-    char         privileges[CMS_ADMIN_PRIVILEGES_LEN];
+    char         privileges[CMS_ADMIN_NAME_LIST_LEN];
     const char  *params[7], *status, *category, *required;
 
     status = a->status ? a->status : "running";
@@ -199,8 +203,10 @@ cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
                                  "0123456789abcdefghijklmnopqrstuvwxyz"
                                  ":._-")
            != 0
-        || cms_admin_privileges(a->privileges ? a->privileges : "",
-                                privileges, sizeof(privileges))
+        || cms_admin_name_list("privileges",
+                               a->privileges ? a->privileges : "",
+                               cms_admin_ext_privileges, privileges,
+                               sizeof(privileges))
            != 0)
     {
         return -1;
@@ -229,6 +235,44 @@ cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 
 
 /*
+ * extension list --facility ID: prints one tab-separated line per
+ * extension of the facility, by name: id, name, version, status.
+ */
+
+int
+cms_admin_extension_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
+{
+    int          i, j, n;
+    PGresult    *res;
+    const char  *params[1];
+
+    if (cms_admin_check_uuid("facility", a->facility) != 0) {
+        return -1;
+    }
+
+    params[0] = a->facility;
+
+    res = cms_admin_pg_run(ctx, &cms_admin_extension_select, params);
+
+    if (res == NULL) {
+        return -1;
+    }
+
+    n = PQntuples(res);
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < 4; j++) {
+            printf("%s%c", PQgetvalue(res, i, j), j < 3 ? '\t' : '\n');
+        }
+    }
+
+    PQclear(res);
+
+    return 0;
+}
+
+
+/*
  * extkey create --extension ID [--sandbox] [--privileges LIST]
  * [--expires-in SECONDS]: prints the new sk_live_ (or sk_sandbox_) key,
  * shown only once.  Stored: the extension's facility, the mode, the
@@ -241,14 +285,15 @@ cms_admin_extkey_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
     int                  rc;
     char                 id[CMS_ADMIN_ID_LEN + 1];
-    char                 privileges[CMS_ADMIN_PRIVILEGES_LEN];
+    char                 privileges[CMS_ADMIN_NAME_LIST_LEN];
     const char          *params[6];
     cms_admin_new_key_t  k;
 
     if (cms_admin_check_uuid("extension", a->extension) != 0
         || (a->privileges != NULL
-            && cms_admin_privileges(a->privileges, privileges,
-                                    sizeof(privileges))
+            && cms_admin_name_list("privileges", a->privileges,
+                                   cms_admin_ext_privileges, privileges,
+                                   sizeof(privileges))
                != 0)
         || (a->expires_in != NULL
             && cms_admin_check_expires(a->expires_in) != 0))
@@ -404,88 +449,6 @@ cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 }
 
 
-/*
- * Checks the comma-separated privilege list (each at most once; "" is the
- * empty list) and writes it as a PostgreSQL array literal passed as a
- * parameter, "{ext:billing:read,ext:control:write}".  Privileges hold only
- * [a-z:], so no element needs quoting.
- */
-
-static int
-cms_admin_privileges(const char *list, char *out, size_t size)
-{
-    int          i;
-    size_t       n, used;
-    unsigned     seen;
-    const char  *p, *e;
-
-    seen = 0;
-    used = 0;
-    out[used++] = '{';
-
-    /* an empty list skips the loop; an empty element is refused */
-
-    for (p = list; *list != '\0'; p = e + 1) {
-        e = strchr(p, ',');
-        n = e ? (size_t) (e - p) : strlen(p);
-
-        i = cms_admin_privilege_index(p, n);
-
-        if (i < 0) {
-            return cms_admin_error("--privileges: \"%.*s\" is not one of "
-                                   "ext:billing:read ext:billing:write "
-                                   "ext:control:write", (int) n, p);
-        }
-
-        if (seen & (1u << i)) {
-            return cms_admin_error("--privileges: \"%.*s\" is listed twice",
-                                   (int) n, p);
-        }
-
-        seen |= 1u << i;
-
-        /* cannot fail for distinct privileges; checked all the same */
-
-        if (used + n + 2 > size) {
-            return cms_admin_error("--privileges: too long");
-        }
-
-        memcpy(out + used, p, n);
-        used += n;
-
-        if (e == NULL) {
-            break;
-        }
-
-        out[used++] = ',';
-    }
-
-    out[used++] = '}';
-    out[used] = '\0';
-
-    return 0;
-}
-
-
-/* the privilege's number in cms_admin_ext_privileges, or -1 */
-
-static int
-cms_admin_privilege_index(const char *s, size_t n)
-{
-    int  i;
-
-    for (i = 0; cms_admin_ext_privileges[i] != NULL; i++) {
-        if (strlen(cms_admin_ext_privileges[i]) == n
-            && memcmp(s, cms_admin_ext_privileges[i], n) == 0)
-        {
-            return i;
-        }
-    }
-
-    return -1;
-}
-
-
 /* ^[a-z0-9]+(-[a-z0-9]+)*$, at most 64 bytes, as the schema's CHECK */
 
 static int
@@ -527,28 +490,6 @@ cms_admin_check_chars(const char *what, const char *s, size_t min,
     if (strspn(s, allowed) != strlen(s)) {
         return cms_admin_error("--%s \"%s\" may only hold the characters "
                                "\"%s\"", what, s, allowed);
-    }
-
-    return 0;
-}
-
-
-/* s is given, has min to max bytes, and no control characters */
-
-static int
-cms_admin_check_printable(const char *what, const char *s, size_t min,
-    size_t max)
-{
-    const unsigned char  *p;
-
-    if (cms_admin_check_text(what, s, min, max) != 0) {
-        return -1;
-    }
-
-    for (p = (const unsigned char *) s; *p != '\0'; p++) {
-        if (*p < ' ' || *p == 0x7f) {
-            return cms_admin_error("--%s holds a control character", what);
-        }
     }
 
     return 0;

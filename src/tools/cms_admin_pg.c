@@ -176,6 +176,140 @@ cms_admin_check_text(const char *what, const char *s, size_t min,
 }
 
 
+/* s is given, has min to max bytes, and no control characters */
+
+int
+cms_admin_check_printable(const char *what, const char *s, size_t min,
+    size_t max)
+{
+    const unsigned char  *p;
+
+    if (cms_admin_check_text(what, s, min, max) != 0) {
+        return -1;
+    }
+
+    for (p = (const unsigned char *) s; *p != '\0'; p++) {
+        if (*p < ' ' || *p == 0x7f) {
+            return cms_admin_error("--%s holds a control character", what);
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * Checks the comma-separated list of names given as option --what ("" is
+ * the empty list; no empty element, none twice, at most
+ * CMS_ADMIN_NAMES_MAX) and writes it to out as a PostgreSQL array literal
+ * for a text[] parameter, every element double-quoted: {"a","b:c"}.  With
+ * allowed (NULL-terminated), each name must be one of its entries;
+ * without, each is [a-z0-9_:.-]{1,CMS_ADMIN_NAME_MAX}.  Names never hold
+ * '"' or '\\', so the quotes need no escapes, and they keep a name such as
+ * "null" from reading as an SQL NULL.  Returns 0, or -1 (printed).
+ */
+
+int
+cms_admin_name_list(const char *what, const char *list,
+    const char *const *allowed, char *out, size_t size)
+{
+    int           count;
+    char          names[256];
+    size_t        n, m, used, len;
+    const char   *p, *e, *q, *f;
+    const char   *const *a;
+
+    if (list == NULL) {
+        return cms_admin_error("--%s is required (\"\" for none)", what);
+    }
+
+    count = 0;
+    used = 0;
+
+    if (size < 3) {
+        return cms_admin_error("--%s: too long", what);
+    }
+
+    out[used++] = '{';
+
+    /* an empty list skips the loop; an empty element is refused */
+
+    for (p = list; *list != '\0'; p = e + 1) {
+        e = strchr(p, ',');
+        n = e ? (size_t) (e - p) : strlen(p);
+
+        if (allowed != NULL) {
+            for (a = allowed; *a != NULL; a++) {
+                if (strlen(*a) == n && memcmp(p, *a, n) == 0) {
+                    break;
+                }
+            }
+
+            if (*a == NULL) {
+                len = 0;
+                names[0] = '\0';
+
+                for (a = allowed; *a != NULL && len < sizeof(names); a++) {
+                    len += (size_t) snprintf(names + len,
+                                             sizeof(names) - len, "%s%s",
+                                             len ? " " : "", *a);
+                }
+
+                return cms_admin_error("--%s: \"%.*s\" is not one of %s",
+                                       what, (int) n, p, names);
+            }
+
+        } else if (n < 1 || n > CMS_ADMIN_NAME_MAX
+                   || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_:.-")
+                      < n)
+        {
+            return cms_admin_error("--%s: \"%.*s\" is not a name of 1 to %d "
+                                   "characters a-z 0-9 _ : . -", what,
+                                   (int) n, p, CMS_ADMIN_NAME_MAX);
+        }
+
+        /* the same name earlier in the list? */
+
+        for (q = list; q < p; q = f + 1) {
+            f = strchr(q, ',');
+            m = (size_t) (f - q);   /* q < p: a ',' follows */
+
+            if (m == n && memcmp(q, p, n) == 0) {
+                return cms_admin_error("--%s: \"%.*s\" is listed twice",
+                                       what, (int) n, p);
+            }
+        }
+
+        if (++count > CMS_ADMIN_NAMES_MAX) {
+            return cms_admin_error("--%s: more than %d names", what,
+                                   CMS_ADMIN_NAMES_MAX);
+        }
+
+        /* '"' name '"' and ',' or '}' + NUL */
+
+        if (used + n + 4 > size) {
+            return cms_admin_error("--%s: too long", what);
+        }
+
+        out[used++] = '"';
+        memcpy(out + used, p, n);
+        used += n;
+        out[used++] = '"';
+
+        if (e == NULL) {
+            break;
+        }
+
+        out[used++] = ',';
+    }
+
+    out[used++] = '}';
+    out[used] = '\0';
+
+    return 0;
+}
+
+
 /* n bytes from OpenSSL's CSPRNG into buf; 0, or -1 (printed) */
 
 int

@@ -1,0 +1,248 @@
+# The extension rate limit (DESIGN.md, Extensions): GCRA in Redis, burst 120, one token per
+# 500 ms, per extension key, exact across workers. Every authenticated answer carries
+# RateLimit-Policy and RateLimit; a burst gets exactly 120 through and the 121st is a 429
+# rate_limited with Retry-After >= 1; waiting Retry-After then succeeds; over T seconds 8
+# concurrent clients on 2 workers get 120 + 2T (-2, +1) through; a 429 comes before the
+# Idempotency-Key checks and is never kept as the key's answer; keys have their own buckets.
+use strict;
+use warnings;
+use Cms::Test;
+use JSON::PP ();
+use Digest::SHA qw(hmac_sha256);
+use Time::HiRes qw(time sleep);
+
+# --- helpers (shared by t/20x-ext-*.t; duplicated: t/lib is not ours) ----------------
+my $JSON = JSON::PP->new->utf8->canonical;
+my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
+sub base62 {
+    my ($bytes, $width) = @_;
+    my @n = unpack 'C*', $bytes;
+    my $out = '';
+    while (grep { $_ } @n) {
+        my $rem = 0;
+        for my $i (0 .. $#n) {
+            my $v = $rem * 256 + $n[$i];
+            $n[$i] = int($v / 62);
+            $rem = $v % 62;
+        }
+        $out = $B62[$rem] . $out;
+    }
+    return ('0' x ($width - length $out)) . $out;
+}
+sub crc32 {
+    my $crc = 0xffffffff;
+    for my $c (unpack 'C*', shift) {
+        $crc ^= $c;
+        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
+    }
+    return $crc ^ 0xffffffff;
+}
+sub make_key {
+    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
+    return $s . base62(pack('N', crc32($s)), 6);
+}
+sub master_secret {
+    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
+    local $/;
+    my $s = <$fh>;
+    $s =~ s/\s+\z//;
+    return $s;
+}
+my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
+sub one { psql($_[0])->[0][0] }
+my $NFAC = 0;
+sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
+sub extension {
+    my ($fac, $status) = @_;
+    one("INSERT INTO extensions (facility_id, name, version, category, status, privileges)
+         VALUES ('$fac', 'billing-" . ++$NFAC . "', '1.0.0', 'payment', '" . ($status || 'running') . "',
+                 '{ext:billing:read,ext:billing:write,ext:control:write}') RETURNING id");
+}
+# An extension key: %o = (fac, ext, live (1), privs ([all three]), expires, revoked, prefix)
+sub ext_key {
+    my %o = @_;
+    my $live = $o{live} // 1;
+    my $k = make_key($o{prefix} // ($live ? 'sk_live_' : 'sk_sandbox_'));
+    my $privs = join ',', @{$o{privs} // [qw(ext:billing:read ext:billing:write ext:control:write)]};
+    my $hash = unpack 'H*', hmac_sha256($k, $PEPPER);
+    psql(sprintf "INSERT INTO extension_keys (extension_id, facility_id, livemode, privileges,
+                  key_prefix, secret_hash, expires_at, revoked_at)
+                  VALUES ('%s', '%s', %s, '{%s}', '%s', decode('%s', 'hex'), %s, %s)",
+         $o{ext}, $o{fac}, $live ? 'true' : 'false', $privs, substr($k, 0, 12), $hash,
+         defined $o{expires} ? "'$o{expires}'" : 'NULL', defined $o{revoked} ? "'$o{revoked}'" : 'NULL');
+    return $k;
+}
+sub invoice {
+    my ($fac, $live, $amount) = @_;
+    one(sprintf "INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
+                 VALUES ('%s', %s, 'patient-%d', %s, 'XOF') RETURNING id",
+        $fac, ($live // 1) ? 'true' : 'false', ++$NFAC, $amount // 5000);
+}
+# A request: body a ref (JSON-encoded, Content-Type set) or a string (sent as is, JSON type).
+sub req_spec {
+    my ($m, $path, $key, $body, @extra) = @_;
+    my @h;
+    push @h, Authorization => "Bearer $key" if defined $key;
+    if (defined $body) {
+        push @h, 'Content-Type' => 'application/json';
+        $body = $JSON->encode($body) if ref $body;
+    }
+    push @h, @extra;
+    return { method => $m, path => $path, headers => \@h, body => $body };
+}
+sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
+my $IDEM = 0;
+sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
+# POST with a fresh Idempotency-Key unless one is given in @extra.
+sub post {
+    my ($path, $key, $body, @extra) = @_;
+    my %e = @extra;
+    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
+    return req(POST => $path, $key, $body, @extra);
+}
+sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
+# An error in the extension shape: {"error": {"type", "message", "param"}}.
+sub check_err {
+    my ($r, $status, $type, $param, $name) = @_;
+    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
+    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
+        && defined $e->{message} && !ref $e->{message} && length $e->{message}
+        && exists $e->{param}
+        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
+    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
+    return $ok;
+}
+sub invoice_path { "/v1/ext/billing/invoices/$_[0]" }
+sub record_path { "/v1/ext/billing/payments/$_[0]/record" }
+sub fail_path { "/v1/ext/billing/payments/$_[0]/fail" }
+# --- end of helpers ------------------------------------------------------------------
+
+sub limited {
+    my $x = shift;
+    return $x->{status} == 429 && ((($x->{json} || {})->{error} || {})->{type} // '') eq 'rate_limited';
+}
+sub remaining { ($_[0]{headers}{ratelimit} // '') =~ /^"default";r=(\d+);t=(\d+)$/ ? ($1, $2) : () }
+
+set_conf_defaults(workers => 2);
+start_nginx();
+
+my $fa = facility();
+my $ea = extension($fa);
+my $inv = invoice($fa, 1, 100);
+my $fresh = sub { ext_key(fac => $fa, ext => $ea) };
+
+# Warm both workers' pools so that the burst is not spread by connection set-up.
+{
+    my $w = $fresh->();
+    parallel_requests(map { req_spec(GET => invoice_path($inv), $w) } 1 .. 16);
+}
+
+# --- headers -----------------------------------------------------------------------------
+{
+    my $K = $fresh->();
+    my @seen;
+    for my $n (1 .. 3) {
+        my $x = req(GET => invoice_path($inv), $K);
+        is $x->{status}, 200, "request $n: 200";
+        is $x->{headers}{'ratelimit-policy'}, '"default";q=120;w=60', "request $n: RateLimit-Policy";
+        like $x->{headers}{ratelimit} // '', qr/^"default";r=\d+;t=\d+$/, "request $n: RateLimit";
+        push @seen, [remaining($x)];
+    }
+    is $seen[0][0], 119, 'a fresh key: r=119 after the first request';
+    ok $seen[1][0] == 118 && $seen[2][0] == 117, 'r counts down: 118, 117'
+        or diag explain \@seen;
+    ok $seen[0][1] >= 1 && $seen[0][1] <= 2, 't: seconds until the bucket is full again (1)'
+        or diag explain \@seen;
+    # also on errors past authentication, and on POSTs
+    my $nf = req(GET => invoice_path('00000000-0000-4000-8000-000000000000'), $K);
+    is $nf->{status}, 404, 'an unknown invoice: 404';
+    like $nf->{headers}{ratelimit} // '', qr/^"default";r=116;t=\d+$/, '404 carries RateLimit (and counts)';
+    my $p = post(fail_path($inv), $K, {reason => 'x'});
+    is $p->{status}, 200, 'POST fail: 200' or diag diag_resp($p);
+    like $p->{headers}{ratelimit} // '', qr/^"default";r=115;t=\d+$/, 'POST carries RateLimit';
+    is $p->{headers}{'ratelimit-policy'}, '"default";q=120;w=60', 'POST carries RateLimit-Policy';
+    my $bad = req(POST => fail_path($inv), $K, {reason => 'x'});
+    is $bad->{status}, 400, 'POST without Idempotency-Key: 400';
+    like $bad->{headers}{ratelimit} // '', qr/^"default";r=114;t=\d+$/, 'the 400 was counted: limit before idempotency';
+}
+
+# --- a burst: exactly 120 ----------------------------------------------------------------
+my $KB = $fresh->();
+my $t0 = time;
+my @burst = parallel_requests(map { req_spec(GET => invoice_path($inv), $KB) } 1 .. 125);
+my $took = time - $t0;
+my @ok = grep { $_->{status} == 200 } @burst;
+my @no = grep { limited($_) } @burst;
+is scalar(@ok), 120, sprintf('burst of 125 in %.3f s: exactly 120 accepted', $took);
+is scalar(@no), 5, 'and 5 refused with 429 rate_limited';
+is_deeply [sort { $a <=> $b } map { (remaining($_))[0] } @ok], [0 .. 119],
+    'the accepted answers count r from 119 down to 0';
+my $r = req(GET => invoice_path($inv), $KB);
+ok limited($r), 'the next request: 429 rate_limited' or diag diag_resp($r);
+check_err($r, 429, 'rate_limited', undef, 'the 429 in the extension shape');
+like $r->{headers}{'retry-after'} // '', qr/^[1-9]\d*$/, 'Retry-After: whole seconds >= 1';
+is $r->{headers}{'ratelimit-policy'}, '"default";q=120;w=60', '429: RateLimit-Policy';
+my ($rem, $reset) = remaining($r);
+is $rem, 0, '429: r=0';
+ok defined $reset && $reset >= 59 && $reset <= 61, "429: t is about 60 s (the bucket's depth), got " . ($reset // 'none');
+for my $x (@no) {
+    like $x->{headers}{'retry-after'} // '', qr/^[1-9]\d*$/, 'every refused one has Retry-After >= 1';
+}
+
+# The bucket: one Redis key per credential with a hash tag, expiring once it would be full.
+{
+    my $kid = one("SELECT id FROM extension_keys WHERE key_prefix = '" . substr($KB, 0, 12) . "'");
+    open my $fh, '-|', 'redis-cli', '-p', $ENV{TEST_CMS_REDIS_PORT}, 'PTTL', "cms:rl:{$kid}" or die $!;
+    chomp(my $pttl = <$fh> // '');
+    ok $pttl =~ /^\d+$/ && $pttl > 0 && $pttl <= 61_000, "cms:rl:{<key id>} expires (PTTL $pttl ms)";
+}
+
+# Other keys are not affected.
+my $other = req(GET => invoice_path($inv), $fresh->());
+is $other->{status}, 200, 'another key of the same extension: 200';
+
+# A 429 comes before the Idempotency-Key is looked at, and is not kept.
+my $pk = idem();
+my $pb = '{"reason":"limited_retry"}';
+my $p1 = post(fail_path($inv), $KB, $pb, 'Idempotency-Key' => $pk);
+ok limited($p1), 'POST on an exhausted key: 429' or diag diag_resp($p1);
+ok !exists $p1->{headers}{'idempotent-replayed'}, 'not a replay';
+my $p0 = req(POST => fail_path($inv), $KB, $pb);
+ok limited($p0), 'POST without Idempotency-Key on an exhausted key: 429, not 400' or diag diag_resp($p0);
+
+# Waiting Retry-After is enough.
+my $wait = $r->{headers}{'retry-after'} || 1;
+sleep $wait + 0.05;
+my $p2 = post(fail_path($inv), $KB, $pb, 'Idempotency-Key' => $pk);
+is $p2->{status}, 200, "after Retry-After ($wait s): the POST goes through" or diag diag_resp($p2);
+ok !exists $p2->{headers}{'idempotent-replayed'}, 'and runs: the 429 was not kept';
+is(($p2->{json} || {})->{last_failure}, 'limited_retry', 'its own answer');
+# Waiting gave a token per 500 ms (about 2): a few more requests run out again.
+my $n = 0;
+$n++ until $n >= 4 || limited(req(GET => invoice_path($inv), $KB));
+ok $n < 4, "one token per 500 ms: refused again after $n more";
+sleep 0.55;
+is req(GET => invoice_path($inv), $KB)->{status}, 200, '500 ms later: one more';
+
+# --- sustained: 8 clients on 2 workers for T seconds ---------------------------------------
+my @w = worker_pids();
+is scalar(@w), 2, 'two workers';
+my $KS = $fresh->();
+my $spec = req_spec(GET => invoice_path($inv), $KS);
+my ($acc, $ref, @other) = (0, 0);
+my $T = 6;
+my $start = time;
+while (time - $start < $T) {
+    for my $x (parallel_requests(map { $spec } 1 .. 8)) {
+        if ($x->{status} == 200) { $acc++ } elsif (limited($x)) { $ref++ } else { push @other, $x }
+    }
+}
+my $el = time - $start;
+is scalar(@other), 0, 'sustained: every answer a 200 or a 429'
+    or diag join "\n", map { diag_resp($_) } @other[0 .. ($#other < 5 ? $#other : 5)];
+my ($lo, $hi) = (120 + 2 * $el - 2, 120 + 2 * $el + 1);
+ok $acc >= $lo && $acc <= $hi,
+   sprintf('sustained %.2f s: %d accepted (%d refused), within [%.1f, %.1f]', $el, $acc, $ref, $lo, $hi);
+cmp_ok $ref, '>', 100, 'sustained: the clients were really over the limit';
+
+done_testing();
