@@ -1004,6 +1004,11 @@ ngx_http_cms_pg_wrap(ngx_http_cms_pg_slot_t *slot)
 {
     ngx_connection_t  *c;
 
+    /* a failed connection has no socket: nothing to watch */
+    if (PQsocket(slot->conn) < 0) {
+        return NGX_ERROR;
+    }
+
     c = ngx_get_connection(PQsocket(slot->conn), &slot->log);
     if (c == NULL) {
         return NGX_ERROR;
@@ -1099,6 +1104,13 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
     for (n = 0; n < NGX_HTTP_CMS_PG_POLL_STEPS; n++) {
 
         st = PQconnectPoll(slot->conn);
+
+        if (st == PGRES_POLLING_FAILED) {
+            ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                          "cms: PQconnectPoll() failed: %s",
+                          PQerrorMessage(slot->conn));
+            return NGX_ERROR;
+        }
 
         /* libpq may have opened a new socket (it closed the old one) */
         if (slot->c != NULL && PQsocket(slot->conn) != slot->c->fd) {

@@ -38,6 +38,7 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_articles_routes,
     ngx_http_cms_billing_routes,
     ngx_http_cms_control_routes,
+    ngx_http_cms_extensions_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

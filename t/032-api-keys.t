@@ -295,7 +295,8 @@ sub pg_log_key_queries {
     seek $fh, $off, 0;
     local $/;
     my $t = <$fh> // '';
-    return grep { index($_, " $db ") >= 0 && /api_keys/ } split /\n/, $t;
+    # the database name contains "api_keys" too: match the table in a statement
+    return grep { index($_, " $db ") >= 0 && /FROM api_keys\b/ } split /\n/, $t;
 }
 SKIP: {
     skip "PostgreSQL log $PG_LOG not readable", 3 unless -r $PG_LOG;

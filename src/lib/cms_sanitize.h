@@ -26,7 +26,8 @@
  * iframe object embed applet marquee form input button select option
  * optgroup datalist textarea keygen base link meta title head frame
  * frameset noembed noframes xmp plaintext colgroup col param source track
- * menuitem, and every SVG or MathML element.  Comments, doctypes,
+ * menuitem (applet, marquee and object because, unwrapped, the scopes they
+ * open would leave a p in a p or an li in an li).  Comments, doctypes,
  * processing instructions: dropped.  Any other element: unwrapped.
  *
  * Link URLs are checked on the decoded attribute value with ASCII control
@@ -40,7 +41,10 @@
  *
  * Output: text escapes "&", "<", ">" (and '"' in attribute values, always
  * double-quoted) as &amp; &lt; &gt; &quot;; void elements (br, hr, img)
- * have no end tag; every other element has an explicit one.
+ * have no end tag; every other element has an explicit one.  Characters a
+ * parser would not read back as written (C0 and C1 controls, noncharacters,
+ * which only character references like "&#1;" produce) become U+FFFD, a
+ * CR a newline; invalid UTF-8 in the input is U+FFFD already.
  *
  * Idempotence: sanitize(sanitize(x)) == sanitize(x) byte for byte (while
  * the first output is itself within CMS_SANITIZE_MAX_INPUT).  For that the
@@ -59,6 +63,10 @@
  * capped at CMS_SANITIZE_MAX_MEMORY: misnested formatting elements make the
  * parser clone them with their attributes, which can turn 60 KB into
  * gigabytes.
+ *
+ * Input with svg or math tags is parsed from a copy in which they are
+ * renamed (see cms_sanitize_scan()): Gumbo 0.10.1 aborts on some foreign
+ * content in a fragment, and an abort would take the nginx worker down.
  *
  * Threads: no global state; one call may run in each thread.
  */
@@ -107,10 +115,11 @@ size_t cms_sanitize_out_max(size_t len);
  * becomes U+FFFD) into out[0 .. out_size); the output is not
  * NUL-terminated and its length goes to *out_len.
  *
- * The caller owns both buffers; nothing is kept after the call.  Gumbo's
- * parse tree is the only heap memory used, and it is freed before
- * returning, on every path.  CPU-heavy for large input (tens of ms for
- * 512 KiB): run it off the event loop.
+ * The caller owns both buffers; nothing is kept after the call.  The
+ * heap memory used is Gumbo's parse tree and, for input with svg or math
+ * tags, a copy of the input; both are freed before returning, on every
+ * path.  CPU-heavy for large input (tens of ms for 512 KiB): run it off
+ * the event loop.
  *
  * Returns:
  *   CMS_SANITIZE_OK         *out_len bytes written
@@ -134,10 +143,17 @@ int cms_sanitize(const char *html, size_t len, char *out, size_t out_size,
  * when it names the top entry; a start tag of p, li, a, option on top of
  * its own name, td or th on a cell, dd or dt on either, tr on a row or a
  * row's cell replaces what the parser closes; void elements do not nest.
- * The estimate is meant never to fall below the depth of Gumbo's tree
- * by more than a constant factor (implied tbody/tr in tables), which the
- * fuzz target checks; it may be far above it for odd input (self-closed
- * SVG shapes count as open, tag-like text in scripts counts).
+ *
+ * It estimates for the input as cms_sanitize() parses it, with no foreign
+ * content: Gumbo 0.10.1 fails assertions (abort()) on some SVG and MathML
+ * fragments, so svg and math tags are renamed in a copy of the input to
+ * ordinary elements the walk drops with their content.  Hence a self-
+ * closed tag other than a void element, or svg and math, counts as open.
+ *
+ * The estimate is meant never to fall below the depth of Gumbo's tree by
+ * more than a constant factor (implied tbody/tr in tables), which the fuzz
+ * target checks; it may be far above it for odd input (tag-like text in a
+ * script that does not end where it seems to).
  *
  * max_depth is clamped to CMS_SANITIZE_MAX_DEPTH.  Returns CMS_SANITIZE_OK,
  * CMS_SANITIZE_TOO_DEEP (estimate over max_depth) or CMS_SANITIZE_TOO_LARGE

@@ -3,7 +3,7 @@
 # t/090-sanitizer-browser.t, from the shared public-vector file plus the
 # hand-written vectors below.  Run again after either changes:
 #
-#   perl t/data/gen-xss-vectors.pl /work/shared/data/xss-public.json > t/data/xss-vectors.txt
+#   perl t/data/gen-xss-vectors.pl .../shared/data/xss-public.json > t/data/xss-vectors.txt
 #
 # Output format (easy to read from C): "#" comment lines, then one record per
 # vector: "=== <id> <source> <category> <length>\n", <length> raw payload bytes, "\n".

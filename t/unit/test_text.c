@@ -81,7 +81,8 @@ test_slug_latin(void **state)
 {
     (void) state;
 
-    assert_string_equal(slug("Caf\xc3\xa9 cr\xc3\xa8me br\xc3\xbbl\xc3\xa9" "e"),
+    assert_string_equal(slug("Caf\xc3\xa9 cr\xc3\xa8me "
+                             "br\xc3\xbbl\xc3\xa9" "e"),
                         "cafe-creme-brulee");
     assert_string_equal(slug("Stra\xc3\x9f" "e"), "strasse");
     assert_string_equal(slug("\xc3\x86sir \xc3\xb8l \xc3\xa5r"),

@@ -1,0 +1,1412 @@
+
+/*
+ * Extension management (/v1/extensions) for admin credentials of one
+ * facility: list, install from a manifest, configuration, reload, key
+ * rotation; and the UI token for a user session.
+ *
+ * Manifests: "file:NAME" from the cms_extensions_manifests folder (read in
+ * the thread pool), or an https:// URL on a cms_extensions_registry host,
+ * fetched by nginx itself with an in-memory subrequest to the internal
+ * location cms_extensions_fetch_location (which proxies to
+ * $cms_fetch_url with its own size limit and timeouts).  Secret
+ * configuration fields are stored sealed with AES-256-GCM, bound to the
+ * extension id and field name.  An install answers "installing"; worker 0
+ * creates the extension's consumer group and marks it running.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_thread.h"
+#include "ngx_http_cms_pg.h"
+#include "cms_key.h"
+#include "cms_kdf.h"
+#include "cms_hex.h"
+#include "cms_jwt.h"
+#include "cms_uuid.h"
+#include "cms_manifest.h"
+
+
+#define NGX_HTTP_CMS_MANIFEST_MAX      (64 * 1024)
+
+
+/* an install between its steps */
+typedef struct {
+    ngx_str_t                   url;
+    ngx_str_t                   text;        /* the manifest */
+    ngx_str_t                   path;        /* file: manifests */
+    json_t                     *config;
+    ngx_int_t                   read_rc;
+} ngx_http_cms_install_t;
+
+
+static ngx_int_t ngx_http_cms_extensions_list(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_listed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_install(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_file(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
+static void ngx_http_cms_extensions_read(void *data);
+static ngx_int_t ngx_http_cms_extensions_read_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
+static ngx_int_t ngx_http_cms_extensions_fetch(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
+static ngx_int_t ngx_http_cms_extensions_fetched(ngx_http_request_t *r,
+    void *data, ngx_int_t rc);
+static void ngx_http_cms_extensions_resume(ngx_http_request_t *r);
+static ngx_int_t ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_installed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_configure(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_configured(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_reload(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_reloaded(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_rotate(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_values(ngx_http_request_t *r,
+    json_t *fields, json_t *config, ngx_str_t *ext_id, ngx_uint_t install,
+    ngx_str_t *rows, ngx_str_t *secrets);
+static ngx_int_t ngx_http_cms_extensions_value(ngx_http_request_t *r,
+    const char *name, json_t *field, json_t *v, ngx_str_t *ext_id,
+    json_t *row);
+static json_t *ngx_http_cms_extensions_describe(cms_manifest_t *m);
+static json_t *ngx_http_cms_extensions_default(const cms_toml_node_t *def);
+static ngx_int_t ngx_http_cms_extensions_mint(ngx_http_request_t *r,
+    ngx_str_t *secret, ngx_str_t *prefix, ngx_str_t *hash);
+static ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_invalid(ngx_http_request_t *r,
+    const char *param, const char *message);
+
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_list_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_extension_json(e)::text FROM extensions e"
+        " WHERE e.facility_id = $1"
+        "  AND ($2::text IS NULL OR e.category = $2)"
+        "  AND ($3::boolean IS NULL OR e.is_enabled = $3)"
+        "  AND ($4::text IS NULL OR e.name > $4)"
+        " ORDER BY e.name LIMIT $5::integer + 1",
+        5);
+
+/* $1 id, $2 facility, $3 name, $4 version, $5 category, $6 manifest,
+   $7 required privilege, $8 privileges, $9 url, $10 config rows,
+   $11 key prefix, $12 key hash */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_install_sql =
+    ngx_http_cms_pg_stmt(
+        "WITH e AS ("
+        "  INSERT INTO extensions (id, facility_id, name, version, category,"
+        "   status, manifest, required_privilege, privileges, manifest_url)"
+        "  VALUES ($1, $2, $3, $4, $5, 'installing', $6::jsonb, $7,"
+        "   string_to_array($8, ' '), $9) RETURNING *),"
+        " c AS ("
+        "  INSERT INTO extension_configs (extension_id, name, value,"
+        "   ciphertext)"
+        "  SELECT e.id, x.name, x.value, decode(x.cipher, 'hex')"
+        "  FROM e, jsonb_to_recordset($10::jsonb)"
+        "   AS x(name text, value text, cipher text)),"
+        " k AS ("
+        "  INSERT INTO extension_keys (extension_id, facility_id, livemode,"
+        "   privileges, key_prefix, secret_hash)"
+        "  SELECT e.id, e.facility_id, true, e.privileges, $11,"
+        "   decode($12, 'hex') FROM e RETURNING id)"
+        " SELECT json_build_object('name', e.name, 'version', e.version,"
+        "  'status', e.status, 'api_key_id', k.id)::text FROM e, k",
+        12);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_manifest_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT id, manifest::text FROM extensions"
+        " WHERE facility_id = $1 AND name = $2",
+        2);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_config_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_extension_config_put($1, $2::jsonb,"
+        " string_to_array($3, ' '))::text",
+        3);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_reload_sql =
+    ngx_http_cms_pg_stmt(
+        "WITH u AS ("
+        "  UPDATE extensions SET status = 'reloading',"
+        "   reload_deadline = now() + make_interval(secs => $3::float8),"
+        "   updated_at = now()"
+        "  WHERE facility_id = $1 AND name = $2 AND status = 'running'"
+        "  RETURNING name, status)"
+        " SELECT (SELECT json_build_object('name', u.name,"
+        "   'status', u.status)::text FROM u),"
+        "  EXISTS (SELECT 1 FROM extensions"
+        "   WHERE facility_id = $1 AND name = $2)",
+        3);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_rotate_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_extension_key_rotate($1, $2, $3, decode($4, 'hex'),"
+        " make_interval(secs => $5::float8))::text",
+        5);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_ui_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT e.id, e.facility_id,"
+        " e.required_privilege = ''"
+        "  OR fm.privileges @> ARRAY[e.required_privilege]"
+        " FROM extensions e"
+        " JOIN facility_members fm ON fm.facility_id = e.facility_id"
+        "  AND fm.user_id = $1"
+        " WHERE e.name = $2 AND ($3::uuid IS NULL OR e.facility_id = $3)"
+        " LIMIT 2",
+        3);
+
+
+ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
+
+    { NGX_HTTP_GET, ngx_string("/extensions"), NGX_HTTP_CMS_AUTH_ADMIN_KEY,
+      NGX_HTTP_CMS_ADMIN_VIEW, ngx_http_cms_extensions_list, NULL, NULL },
+
+    { NGX_HTTP_POST, ngx_string("/extensions"), NGX_HTTP_CMS_AUTH_ADMIN_KEY,
+      NGX_HTTP_CMS_ADMIN_MANAGE, ngx_http_cms_extensions_install, NULL,
+      NULL },
+
+    { NGX_HTTP_PUT, ngx_string("/extensions/:name/config"),
+      NGX_HTTP_CMS_AUTH_ADMIN_KEY, NGX_HTTP_CMS_ADMIN_MANAGE,
+      ngx_http_cms_extensions_configure, NULL, NULL },
+
+    { NGX_HTTP_POST, ngx_string("/extensions/:name/reload"),
+      NGX_HTTP_CMS_AUTH_ADMIN_KEY, NGX_HTTP_CMS_ADMIN_MANAGE,
+      ngx_http_cms_extensions_reload, NULL, NULL },
+
+    { NGX_HTTP_POST, ngx_string("/extensions/:name/keys/rotate"),
+      NGX_HTTP_CMS_AUTH_ADMIN_KEY, NGX_HTTP_CMS_ADMIN_MANAGE,
+      ngx_http_cms_extensions_rotate, NULL, NULL },
+
+    { NGX_HTTP_GET, ngx_string("/extensions/:name/ui-token"),
+      NGX_HTTP_CMS_AUTH_SESSION, 0, ngx_http_cms_extensions_ui_token, NULL,
+      NULL },
+
+    ngx_http_cms_null_route
+};
+
+
+/* list: cursor pages by name */
+
+static ngx_int_t
+ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t    n;
+    ngx_str_t    args[5], v;
+    ngx_uint_t  *limit;
+
+    args[0] = ctx->principal.facility_id;
+    ngx_str_null(&args[1]);
+    ngx_str_null(&args[2]);
+    ngx_str_null(&args[3]);
+    ngx_str_set(&args[4], "20");
+
+    if (ngx_http_arg(r, (u_char *) "category", 8, &v) == NGX_OK) {
+        args[1] = v;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "enabled", 7, &v) == NGX_OK) {
+        if ((v.len != 4 || ngx_strncmp(v.data, "true", 4) != 0)
+            && (v.len != 5 || ngx_strncmp(v.data, "false", 5) != 0))
+        {
+            return ngx_http_cms_extensions_invalid(r, "enabled",
+                                                   "enabled must be true or "
+                                                   "false");
+        }
+
+        args[2] = v;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "starting_after", 14, &v) == NGX_OK) {
+        args[3] = v;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "limit", 5, &v) == NGX_OK) {
+        n = ngx_atoi(v.data, v.len);
+
+        if (n < 1 || n > 100) {
+            return ngx_http_cms_extensions_invalid(r, "limit",
+                                                   "limit must be an integer "
+                                                   "from 1 to 100");
+        }
+
+        args[4] = v;
+    }
+
+    limit = ngx_palloc(r->pool, sizeof(ngx_uint_t));
+    if (limit == NULL) {
+        return NGX_ERROR;
+    }
+
+    *limit = ngx_atoi(args[4].data, args[4].len);
+    ctx->data = limit;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_list_sql, args, 5,
+                                 ngx_http_cms_extensions_listed);
+}
+
+
+/* the page written from the rows: {data: [...], has_more} */
+static ngx_int_t
+ngx_http_cms_extensions_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    int         i, rows;
+    u_char     *p;
+    size_t      len;
+    ngx_int_t   rc;
+    ngx_str_t   body;
+    ngx_uint_t  limit;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    limit = *(ngx_uint_t *) ctx->data;
+    rows = ngx_min(PQntuples(res), (int) limit);
+    len = sizeof("{\"data\":[],\"has_more\":false}");
+
+    for (i = 0; i < rows; i++) {
+        len += PQgetlength(res, i, 0) + 1;
+    }
+
+    body.data = ngx_pnalloc(r->pool, len);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_cpymem(body.data, "{\"data\":[", 9);
+
+    for (i = 0; i < rows; i++) {
+        if (i) {
+            *p++ = ',';
+        }
+
+        p = ngx_cpymem(p, PQgetvalue(res, i, 0), PQgetlength(res, i, 0));
+    }
+
+    p = ngx_sprintf(p, "],\"has_more\":%s}",
+                    PQntuples(res) > (int) limit ? "true" : "false");
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* install */
+
+static ngx_int_t
+ngx_http_cms_extensions_install(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx)
+{
+    json_t                  *url;
+    ngx_int_t                rc;
+    ngx_http_cms_install_t  *in;
+
+    static const char  *fields[] = { "manifest_url", "config", NULL };
+
+    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    in = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_install_t));
+    if (in == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->data = in;
+
+    url = json_object_get(ctx->body, "manifest_url");
+
+    if (url == NULL || json_is_null(url)) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "manifest_url",
+                                     "manifest_url is required");
+    }
+
+    if (!json_is_string(url) || json_string_length(url) > 2048) {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               "manifest_url must be a URL");
+    }
+
+    in->url.data = (u_char *) json_string_value(url);
+    in->url.len = json_string_length(url);
+
+    in->config = json_object_get(ctx->body, "config");
+
+    if (in->config != NULL && !json_is_object(in->config)) {
+        return ngx_http_cms_extensions_invalid(r, "config",
+                                               "config must be an object");
+    }
+
+    if (in->url.len > 5 && ngx_strncmp(in->url.data, "file:", 5) == 0) {
+        return ngx_http_cms_extensions_file(r, ctx, in);
+    }
+
+    if (in->url.len > 8 && ngx_strncasecmp(in->url.data,
+                                           (u_char *) "https://", 8) == 0)
+    {
+        return ngx_http_cms_extensions_fetch(r, ctx, in);
+    }
+
+    return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                           "manifest_url must be an https:// "
+                                           "URL on an allowed registry");
+}
+
+
+/* "file:NAME": development manifests only, from the configured folder */
+static ngx_int_t
+ngx_http_cms_extensions_file(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_install_t *in)
+{
+    u_char                    *p;
+    size_t                     i, len;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->ext_manifests.data == NULL) {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               "file: manifests are not "
+                                               "enabled on this server");
+    }
+
+    p = in->url.data + 5;
+    len = in->url.len - 5;
+
+    /* a plain file name: no folder, no way out of the folder */
+    for (i = 0; i < len; i++) {
+        if (!isalnum(p[i]) && p[i] != '.' && p[i] != '-' && p[i] != '_') {
+            break;
+        }
+    }
+
+    if (i != len || len > 128 || p[0] == '.') {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               "file: takes a plain file "
+                                               "name");
+    }
+
+    in->path.len = mcf->ext_manifests.len + 1 + len;
+    in->path.data = ngx_pnalloc(r->pool, in->path.len + 1);
+    in->text.data = ngx_pnalloc(r->pool, NGX_HTTP_CMS_MANIFEST_MAX + 1);
+
+    if (in->path.data == NULL || in->text.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(in->path.data, "%V/%*s%Z", &mcf->ext_manifests, len, p);
+
+    /* a file read is I/O: the thread pool does it */
+    return ngx_http_cms_thread_run(r, ngx_http_cms_extensions_read, in,
+                                   ngx_http_cms_extensions_read_done);
+}
+
+
+/* in a pool thread: plain POSIX calls only */
+static void
+ngx_http_cms_extensions_read(void *data)
+{
+    ngx_http_cms_install_t *in = data;
+
+    int      fd;
+    ssize_t  n;
+    size_t   got;
+
+    in->read_rc = NGX_ERROR;
+
+    fd = open((char *) in->path.data, O_RDONLY | O_NOFOLLOW);
+    if (fd == -1) {
+        return;
+    }
+
+    got = 0;
+
+    while (got <= NGX_HTTP_CMS_MANIFEST_MAX) {
+        n = read(fd, in->text.data + got, NGX_HTTP_CMS_MANIFEST_MAX + 1 - got);
+
+        if (n <= 0) {
+            break;
+        }
+
+        got += n;
+    }
+
+    close(fd);
+
+    in->text.len = got;
+    in->read_rc = (n == 0 && got <= NGX_HTTP_CMS_MANIFEST_MAX)
+                  ? NGX_OK : NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_read_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data)
+{
+    ngx_http_cms_install_t *in = data;
+
+    if (in->read_rc != NGX_OK) {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               in->read_rc == NGX_DECLINED
+                                               ? "the manifest is too large"
+                                               : "no such manifest");
+    }
+
+    return ngx_http_cms_extensions_manifest(r, ctx);
+}
+
+
+/* https://host/...: an allowed registry, fetched by an in-memory
+   subrequest through the internal fetch location */
+static ngx_int_t
+ngx_http_cms_extensions_fetch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_install_t *in)
+{
+    u_char                       *host, *end;
+    ngx_str_t                    *reg, authority;
+    ngx_uint_t                    i;
+    ngx_http_request_t           *sr;
+    ngx_http_cms_main_conf_t     *mcf;
+    ngx_http_post_subrequest_t   *ps;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    host = in->url.data + 8;
+    end = in->url.data + in->url.len;
+
+    authority.data = host;
+
+    while (host < end && *host != '/' && *host != '?' && *host != '#') {
+        if (*host == '@' || *host == '\\' || *host <= ' ' || *host >= 0x7f) {
+            return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                                   "the URL's host is not "
+                                                   "allowed");
+        }
+
+        host++;
+    }
+
+    authority.len = host - authority.data;
+    reg = mcf->ext_registries ? mcf->ext_registries->elts : NULL;
+
+    for (i = 0; reg && i < mcf->ext_registries->nelts; i++) {
+        if (reg[i].len == authority.len
+            && ngx_strncasecmp(reg[i].data, authority.data, authority.len)
+               == 0)
+        {
+            break;
+        }
+    }
+
+    if (reg == NULL || i == mcf->ext_registries->nelts) {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               "the URL's host is not an "
+                                               "allowed registry");
+    }
+
+    ctx->fetch_url = in->url;
+
+    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
+    if (ps == NULL) {
+        return NGX_ERROR;
+    }
+
+    ps->handler = ngx_http_cms_extensions_fetched;
+    ps->data = in;
+
+    if (ngx_http_subrequest(r, &mcf->ext_fetch, NULL, &sr, ps,
+                            NGX_HTTP_SUBREQUEST_IN_MEMORY
+                            | NGX_HTTP_SUBREQUEST_WAITED)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* the parent goes on when the subrequest is done */
+    r->write_event_handler = ngx_http_cms_extensions_resume;
+
+    return NGX_DONE;
+}
+
+
+/* the subrequest is done: keep what it got for the parent */
+static ngx_int_t
+ngx_http_cms_extensions_fetched(ngx_http_request_t *r, void *data,
+    ngx_int_t rc)
+{
+    ngx_http_cms_install_t *in = data;
+
+    in->read_rc = NGX_ERROR;
+
+    if (rc == NGX_OK && r->headers_out.status == NGX_HTTP_OK
+        && r->out && r->out->buf)
+    {
+        in->text.data = r->out->buf->pos;
+        in->text.len = r->out->buf->last - r->out->buf->pos;
+        in->read_rc = in->text.len <= NGX_HTTP_CMS_MANIFEST_MAX ? NGX_OK
+                                                                : NGX_DECLINED;
+
+    } else {
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "cms: fetching a manifest failed (status %ui)",
+                      r->headers_out.status);
+    }
+
+    return rc;
+}
+
+
+static void
+ngx_http_cms_extensions_resume(ngx_http_request_t *r)
+{
+    ngx_int_t                rc;
+    ngx_http_cms_ctx_t      *ctx;
+    ngx_http_cms_install_t  *in;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    in = ctx->data;
+
+    r->write_event_handler = ngx_http_request_empty_handler;
+
+    if (in->read_rc != NGX_OK) {
+        rc = ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                             in->read_rc == NGX_DECLINED
+                                             ? "the manifest is too large"
+                                             : "the manifest could not be "
+                                               "fetched");
+
+    } else {
+        rc = ngx_http_cms_extensions_manifest(r, ctx);
+    }
+
+    ngx_http_cms_finish(r, rc);
+}
+
+
+/* the manifest's text is in: parse, check the config, seal, store */
+static ngx_int_t
+ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx)
+{
+    u_char                  *p, *arena;
+    json_t                  *desc;
+    ngx_time_t              *tp;
+    ngx_int_t                rc;
+    ngx_str_t                args[12], secret, id, privs;
+    ngx_uint_t               i;
+    cms_manifest_t           m;
+    ngx_http_cms_install_t  *in;
+    u_char                   rnd[10], err[CMS_MANIFEST_ERR_SIZE];
+
+    in = ctx->data;
+
+    arena = ngx_palloc(r->pool, cms_manifest_arena_size(in->text.len));
+    if (arena == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (cms_manifest_parse((char *) in->text.data, in->text.len, arena,
+                           cms_manifest_arena_size(in->text.len), &m,
+                           (char *) err, sizeof(err))
+        != 0)
+    {
+        p = ngx_pnalloc(r->pool, sizeof(err) + 16);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_sprintf(p, "manifest: %s%Z", err);
+
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               (char *) p);
+    }
+
+    desc = ngx_http_cms_extensions_describe(&m);
+    if (desc == NULL || ngx_http_cms_json_pool(r, desc) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* the id first: sealed secrets are bound to it */
+    id.data = ngx_pnalloc(r->pool, CMS_UUID_LEN);
+    if (id.data == NULL || ngx_http_cms_crypto_random(rnd, sizeof(rnd))
+                           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    tp = ngx_timeofday();
+    cms_uuid7_format((uint64_t) tp->sec * 1000 + tp->msec, rnd,
+                     (char *) id.data);
+    id.len = CMS_UUID_LEN;
+
+    rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
+                                        in->config, &id, 1, &args[9], NULL);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ngx_http_cms_extensions_mint(r, &secret, &args[10], &args[11])
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    privs.data = ngx_pnalloc(r->pool, m.nprivileges * 65 + 1);
+    if (privs.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = privs.data;
+
+    for (i = 0; i < m.nprivileges; i++) {
+        if (i) {
+            *p++ = ' ';
+        }
+
+        p = ngx_cpymem(p, m.privileges[i].data, m.privileges[i].len);
+    }
+
+    privs.len = p - privs.data;
+
+    args[0] = id;
+    args[1] = ctx->principal.facility_id;
+    args[2].data = (u_char *) m.name.data;
+    args[2].len = m.name.len;
+    args[3].data = (u_char *) m.version.data;
+    args[3].len = m.version.len;
+    args[4].data = (u_char *) m.category.data;
+    args[4].len = m.category.len;
+
+    if (ngx_http_cms_json_dump(r, desc, &args[5]) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    args[6].data = (u_char *) m.required_privilege.data;
+    args[6].len = m.required_privilege.len;
+    args[7] = privs;
+    args[8] = in->url;
+
+    /* the secret is answered once; only its hash goes to the database */
+    in->path = secret;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_install_sql,
+                                 args, 12, ngx_http_cms_extensions_installed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_installed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    json_t                  *json;
+    ngx_int_t                rc;
+    ngx_http_cms_install_t  *in;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+
+    if (rc == NGX_HTTP_CONFLICT) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_CONFLICT, "name",
+                                     "An extension of this name is "
+                                     "installed");
+    }
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    in = ctx->data;
+
+    json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (json_object_set_new(json, "api_key",
+                            json_stringn((char *) in->path.data,
+                                         in->path.len))
+        != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_CREATED, json);
+}
+
+
+/* config: PUT replaces the values; secrets given are replaced, others kept */
+
+static ngx_int_t
+ngx_http_cms_extensions_configure(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[2];
+
+    rc = ngx_http_cms_extensions_name(r, ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ctx->body == NULL || !json_is_object(ctx->body)) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     NULL, "The body must be a JSON object "
+                                           "of configuration values");
+    }
+
+    args[0] = ctx->principal.facility_id;
+    args[1] = ctx->params[0];
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_manifest_sql,
+                                 args, 2,
+                                 ngx_http_cms_extensions_config_found);
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    json_t     *desc;
+    ngx_int_t   rc;
+    ngx_str_t   args[3], id;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) != 1) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    desc = json_loadb(PQgetvalue(res, 0, 1), PQgetlength(res, 0, 1), 0, NULL);
+    if (desc == NULL || ngx_http_cms_json_pool(r, desc) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    id.len = PQgetlength(res, 0, 0);
+    id.data = ngx_pnalloc(r->pool, id.len);
+    if (id.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(id.data, PQgetvalue(res, 0, 0), id.len);
+
+    rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
+                                        ctx->body, &id, 0, &args[1],
+                                        &args[2]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    args[0] = id;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_config_sql,
+                                 args, 3,
+                                 ngx_http_cms_extensions_configured);
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_configured(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    ngx_int_t  rc;
+    ngx_str_t  body;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    body.len = PQgetlength(res, 0, 0);
+    body.data = ngx_pnalloc(r->pool, body.len);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(body.data, PQgetvalue(res, 0, 0), body.len);
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/*
+ * The values of "config" checked against the manifest's fields into
+ * "rows", a JSON array of {name, value} or {name, cipher} for SQL, and
+ * "secrets", the names of the secret fields given (updates).  Missing
+ * required fields: those with a default take it; at install a missing
+ * required secret is an error, at update it keeps its stored value.
+ */
+static ngx_int_t
+ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
+    json_t *config, ngx_str_t *ext_id, ngx_uint_t install, ngx_str_t *rows,
+    ngx_str_t *secrets)
+{
+    json_t      *out, *row, *field, *v, *names;
+    ngx_int_t    rc;
+    const char  *name;
+
+    out = json_array();
+    names = json_array();
+
+    if (out == NULL || names == NULL
+        || ngx_http_cms_json_pool(r, out) != NGX_OK
+        || ngx_http_cms_json_pool(r, names) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    json_object_foreach(config, name, v) {
+        if (json_object_get(fields, name) == NULL) {
+            return ngx_http_cms_extensions_invalid(r, name,
+                                                   "not a configuration field "
+                                                   "of this extension");
+        }
+    }
+
+    json_object_foreach(fields, name, field) {
+        v = config ? json_object_get(config, name) : NULL;
+
+        if (v == NULL || json_is_null(v)) {
+            v = json_object_get(field, "default");
+        }
+
+        if (v == NULL) {
+            if (json_is_true(json_object_get(field, "required"))
+                && (install || ngx_strcmp(json_string_value(
+                                              json_object_get(field, "type")),
+                                          "secret") != 0))
+            {
+                return ngx_http_cms_extensions_invalid(r, name,
+                                                       "a required field has "
+                                                       "no value");
+            }
+
+            continue;
+        }
+
+        row = json_object();
+        if (row == NULL || json_array_append_new(out, row) != 0) {
+            return NGX_ERROR;
+        }
+
+        rc = ngx_http_cms_extensions_value(r, name, field, v, ext_id, row);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (json_object_get(row, "cipher") != NULL
+            && json_array_append_new(names, json_string(name)) != 0)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    if (ngx_http_cms_json_dump(r, out, rows) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (secrets == NULL) {
+        return NGX_OK;
+    }
+
+    /* space-separated: field names are [a-z0-9_] */
+    secrets->len = 0;
+    secrets->data = ngx_pnalloc(r->pool, 66 * json_array_size(names) + 1);
+
+    if (secrets->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    json_array_foreach(names, rc, v) {
+        secrets->len = ngx_sprintf(secrets->data + secrets->len, "%s%s",
+                                   secrets->len ? " " : "",
+                                   json_string_value(v))
+                       - secrets->data;
+    }
+
+    return NGX_OK;
+}
+
+
+/* one value: its type checked, a secret sealed to (extension, field) */
+static ngx_int_t
+ngx_http_cms_extensions_value(ngx_http_request_t *r, const char *name,
+    json_t *field, json_t *v, ngx_str_t *ext_id, json_t *row)
+{
+    u_char      *p;
+    ngx_str_t    plain, aad, sealed;
+    const char  *type;
+
+    type = json_string_value(json_object_get(field, "type"));
+
+    if (json_object_set_new(row, "name", json_string(name)) != 0) {
+        return NGX_ERROR;
+    }
+
+    if ((ngx_strcmp(type, "number") == 0 && !json_is_number(v))
+        || (ngx_strcmp(type, "boolean") == 0 && !json_is_boolean(v))
+        || ((ngx_strcmp(type, "string") == 0
+             || ngx_strcmp(type, "secret") == 0)
+            && (!json_is_string(v) || json_string_length(v) > 4096)))
+    {
+        p = ngx_pnalloc(r->pool, 64);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_sprintf(p, "must be of type %s%Z", type);
+
+        return ngx_http_cms_extensions_invalid(r, name, (char *) p);
+    }
+
+    if (ngx_strcmp(type, "secret") != 0) {
+        if (json_is_string(v)) {
+            return json_object_set(row, "value", v) == 0 ? NGX_OK : NGX_ERROR;
+        }
+
+        /* numbers and booleans are kept as their JSON text */
+        p = (u_char *) json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (json_object_set_new(row, "value", json_string((char *) p)) != 0) {
+            free(p);
+            return NGX_ERROR;
+        }
+
+        free(p);
+
+        return NGX_OK;
+    }
+
+    plain.data = (u_char *) json_string_value(v);
+    plain.len = json_string_length(v);
+
+    aad.len = ext_id->len + 1 + ngx_strlen(name);
+    aad.data = ngx_pnalloc(r->pool, aad.len);
+    if (aad.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(aad.data, "%V:%s", ext_id, name);
+
+    if (ngx_http_cms_crypto_seal(r, &aad, &plain, &sealed) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return json_object_set_new(row, "cipher",
+                               json_stringn((char *) sealed.data, sealed.len))
+           == 0 ? NGX_OK : NGX_ERROR;
+}
+
+
+/* a manifest default (string, number or boolean) as JSON */
+static json_t *
+ngx_http_cms_extensions_default(const cms_toml_node_t *def)
+{
+    switch (def->type) {
+
+    case CMS_TOML_STRING:
+        return json_stringn(def->str, def->str_len);
+
+    case CMS_TOML_INTEGER:
+        return json_integer(def->integer);
+
+    case CMS_TOML_FLOAT:
+        return json_real(def->number);
+
+    case CMS_TOML_BOOLEAN:
+        return json_boolean(def->boolean);
+
+    default:
+        return json_null();
+    }
+}
+
+
+/* the parsed manifest as JSON, kept with the extension */
+static json_t *
+ngx_http_cms_extensions_describe(cms_manifest_t *m)
+{
+    json_t      *desc, *config, *f, *privs;
+    ngx_uint_t   i;
+
+    desc = json_object();
+    config = json_object();
+    privs = json_array();
+
+    if (desc == NULL || config == NULL || privs == NULL) {
+        json_decref(desc);
+        json_decref(config);
+        json_decref(privs);
+        return NULL;
+    }
+
+    json_object_set_new(desc, "name", json_stringn(m->name.data,
+                                                   m->name.len));
+    json_object_set_new(desc, "version", json_stringn(m->version.data,
+                                                      m->version.len));
+    json_object_set_new(desc, "category", json_stringn(m->category.data,
+                                                       m->category.len));
+    json_object_set_new(desc, "required_privilege",
+                        json_stringn(m->required_privilege.data,
+                                     m->required_privilege.len));
+
+    for (i = 0; i < m->nprivileges; i++) {
+        json_array_append_new(privs, json_stringn(m->privileges[i].data,
+                                                  m->privileges[i].len));
+    }
+
+    json_object_set_new(desc, "privileges", privs);
+
+    for (i = 0; i < m->nfields; i++) {
+        f = json_pack("{s:s, s:b}",
+                      "type", cms_manifest_type_name(m->fields[i].type),
+                      "required", m->fields[i].required);
+
+        if (f != NULL && m->fields[i].has_default && m->fields[i].def) {
+            json_object_set_new(f, "default",
+                                ngx_http_cms_extensions_default(
+                                    m->fields[i].def));
+        }
+
+        json_object_setn_new(config, m->fields[i].name.data,
+                             m->fields[i].name.len, f);
+    }
+
+    json_object_set_new(desc, "config", config);
+
+    return desc;
+}
+
+/* reload: running -> reloading until drain-complete or the grace ends */
+
+static ngx_int_t
+ngx_http_cms_extensions_reload(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    u_char                    *p;
+    ngx_int_t                  rc;
+    ngx_str_t                  args[3];
+    ngx_http_cms_main_conf_t  *mcf;
+
+    rc = ngx_http_cms_extensions_name(r, ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    p = ngx_pnalloc(r->pool, NGX_TIME_T_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    args[0] = ctx->principal.facility_id;
+    args[1] = ctx->params[0];
+    args[2].data = p;
+    args[2].len = ngx_sprintf(p, "%T", mcf->ext_reload_grace) - p;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_reload_sql, args,
+                                 3, ngx_http_cms_extensions_reloaded);
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_reloaded(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQgetisnull(res, 0, 0)) {
+        return ngx_http_cms_fail_msg(r, PQgetvalue(res, 0, 1)[0] == 't'
+                                        ? NGX_HTTP_CMS_ERR_INVALID_STATE
+                                        : NGX_HTTP_CMS_ERR_NOT_FOUND,
+                                     NULL,
+                                     PQgetvalue(res, 0, 1)[0] == 't'
+                                     ? "Only a running extension reloads"
+                                     : NULL);
+    }
+
+    return ngx_http_cms_pg_send_column(r, NGX_HTTP_OK, NULL, res, 0);
+}
+
+
+/* rotation: a new live key; the old ones keep working for the grace */
+
+static ngx_int_t
+ngx_http_cms_extensions_rotate(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    u_char                    *p;
+    ngx_int_t                  rc;
+    ngx_str_t                  args[5], *secret;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    rc = ngx_http_cms_extensions_name(r, ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    secret = ngx_palloc(r->pool, sizeof(ngx_str_t));
+    p = ngx_pnalloc(r->pool, NGX_TIME_T_LEN);
+
+    if (secret == NULL || p == NULL
+        || ngx_http_cms_extensions_mint(r, secret, &args[2], &args[3])
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ctx->data = secret;
+
+    args[0] = ctx->principal.facility_id;
+    args[1] = ctx->params[0];
+    args[4].data = p;
+    args[4].len = ngx_sprintf(p, "%T", mcf->ext_rotation_grace) - p;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_rotate_sql, args,
+                                 5, ngx_http_cms_extensions_rotated);
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    json_t     *json;
+    ngx_int_t   rc;
+    ngx_str_t  *secret;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQgetisnull(res, 0, 0)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    secret = ctx->data;
+
+    json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK
+        || json_object_set_new(json, "api_key",
+                               json_stringn((char *) secret->data,
+                                            secret->len))
+           != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+/* UI token: a user session holding the manifest's required privilege */
+
+static ngx_int_t
+ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[3];
+
+    rc = ngx_http_cms_extensions_name(r, ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    args[0] = ctx->principal.user_id;
+    args[1] = ctx->params[0];
+
+    if (ngx_http_arg(r, (u_char *) "facility_id", 11, &args[2]) != NGX_OK) {
+        ngx_str_null(&args[2]);
+
+    } else if (!cms_uuid_valid((char *) args[2].data, args[2].len)) {
+        return ngx_http_cms_extensions_invalid(r, "facility_id",
+                                               "facility_id must be a uuid");
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_ui_sql, args, 3,
+                                 ngx_http_cms_extensions_ui_found);
+}
+
+
+static ngx_int_t
+ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    u_char                    *p, payload[512];
+    size_t                     len, plen;
+    time_t                     now;
+    ngx_int_t                  rc;
+    ngx_str_t                  body;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    if (PQntuples(res) > 1) {
+        return ngx_http_cms_extensions_invalid(r, "facility_id",
+                                               "the extension is installed in "
+                                               "several of your facilities: "
+                                               "name one with ?facility_id=");
+    }
+
+    if (PQgetvalue(res, 0, 2)[0] != 't') {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL,
+                                     "You lack the privilege this "
+                                     "extension's view requires");
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+    now = ngx_time();
+
+    plen = ngx_snprintf(payload, sizeof(payload),
+                        "{\"sub\":\"%V\",\"ext\":\"%s\",\"fac\":\"%s\","
+                        "\"aud\":\"extension-ui\",\"iat\":%T,\"exp\":%T}",
+                        &ctx->principal.user_id, PQgetvalue(res, 0, 0),
+                        PQgetvalue(res, 0, 1), now, now + mcf->ui_token_ttl)
+           - payload;
+
+    body.data = ngx_pnalloc(r->pool, CMS_JWT_MAX_LEN + 64);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_cpymem(body.data, "{\"token\":\"", 10);
+
+    /* signed with its own key: a UI token is never a session */
+    len = cms_jwt_sign(mcf->ui_key, (char *) payload, plen, (char *) p,
+                       CMS_JWT_MAX_LEN);
+    if (len == 0) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_sprintf(p + len, "\",\"expires_in\":%T}", mcf->ui_token_ttl);
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* a fresh sk_live_ key: the secret (answered once), prefix, HMAC (hex) */
+static ngx_int_t
+ngx_http_cms_extensions_mint(ngx_http_request_t *r, ngx_str_t *secret,
+    ngx_str_t *prefix, ngx_str_t *hash)
+{
+    cms_key_t                  k;
+    ngx_http_cms_main_conf_t  *mcf;
+    unsigned char              raw[32], mac[32];
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    secret->data = ngx_pnalloc(r->pool, CMS_KEY_MAX_LEN);
+    prefix->data = ngx_pnalloc(r->pool, CMS_KEY_VISIBLE_MAX);
+    hash->data = ngx_pnalloc(r->pool, 2 * sizeof(mac));
+
+    if (secret->data == NULL || prefix->data == NULL || hash->data == NULL
+        || ngx_http_cms_crypto_random(raw, sizeof(raw)) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    secret->len = cms_key_format("sk_live_", raw, (char *) secret->data,
+                                 CMS_KEY_MAX_LEN);
+    ngx_explicit_memzero(raw, sizeof(raw));
+
+    if (secret->len == 0
+        || cms_key_parse((char *) secret->data, secret->len, &k) != CMS_KEY_OK
+        || cms_key_hash(mcf->api_pepper, (char *) secret->data, secret->len,
+                        mac) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    prefix->len = cms_key_visible_prefix(&k, (char *) prefix->data,
+                                         CMS_KEY_VISIBLE_MAX);
+
+    cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
+    hash->len = 2 * sizeof(mac);
+
+    return NGX_OK;
+}
+
+
+/* the :name of the path: an extension name, else not found */
+static ngx_int_t
+ngx_http_cms_extensions_name(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    size_t      i;
+    ngx_str_t  *name;
+
+    name = &ctx->params[0];
+
+    for (i = 0; i < name->len; i++) {
+        if (!((name->data[i] >= 'a' && name->data[i] <= 'z')
+              || (name->data[i] >= '0' && name->data[i] <= '9')
+              || name->data[i] == '-'))
+        {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+        }
+    }
+
+    return name->len <= 64 ? NGX_OK
+                           : ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND,
+                                               NULL);
+}
+
+
+/* 422 validation_error naming the field */
+static ngx_int_t
+ngx_http_cms_extensions_invalid(ngx_http_request_t *r, const char *param,
+    const char *message)
+{
+    return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION, param,
+                                 message);
+}
