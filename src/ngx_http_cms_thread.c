@@ -16,6 +16,11 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_thread.h"
 
+#if (NGX_LINUX)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#endif
+
 
 #if !(NGX_THREADS)
 #error ngx_http_cms_module needs nginx built --with-threads
@@ -74,6 +79,19 @@ static void
 ngx_http_cms_thread_handler(void *data, ngx_log_t *log)
 {
     ngx_http_cms_thread_task_t *t = data;
+
+#if (NGX_LINUX)
+    static __thread int  niced;
+
+    /*
+     * Linux schedules threads on their own: a pool thread doing seconds of
+     * hashing yields to the event loop's thread, which answers requests.
+     */
+    if (!niced) {
+        niced = 1;
+        (void) setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), 10);
+    }
+#endif
 
     t->work(t->data);
 }
