@@ -438,14 +438,21 @@ ngx_http_cms_extensions_read(void *data)
 {
     ngx_http_cms_install_t *in = data;
 
-    int      fd;
-    ssize_t  n;
-    size_t   got;
+    int          fd;
+    size_t       got;
+    ssize_t      n;
+    struct stat  st;
 
     in->read_rc = NGX_ERROR;
 
-    fd = open((char *) in->path.data, O_RDONLY | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO must not hold the thread; only files are read */
+    fd = open((char *) in->path.data, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     if (fd == -1) {
+        return;
+    }
+
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return;
     }
 
@@ -568,7 +575,17 @@ ngx_http_cms_extensions_fetched(ngx_http_request_t *r, void *data,
 
     in->read_rc = NGX_ERROR;
 
-    if (rc == NGX_OK && r->headers_out.status == NGX_HTTP_OK
+    if (rc != NGX_OK) {
+        /*
+         * unreachable, timed out, or over subrequest_output_buffer_size:
+         * the install is answered with a 422, the client request lives on
+         */
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "cms: fetching a manifest failed");
+        return NGX_OK;
+    }
+
+    if (r->headers_out.status == NGX_HTTP_OK
         && r->out && r->out->buf)
     {
         in->text.data = r->out->buf->pos;

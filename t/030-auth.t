@@ -4,70 +4,16 @@
 use strict;
 use warnings;
 use Cms::Test;
+use Cms::Fixtures qw(req diag_resp check_err check_subset new_email signup signup_defaults session_key $UUID $TS);
 use JSON::PP ();
 use Digest::SHA qw(hmac_sha256);
 use MIME::Base64 qw(encode_base64url decode_base64url);
 
 my $JSON = JSON::PP->new->utf8->canonical;
+signup_defaults(password => sub { "pw-$_[0]-" . ('x' x 12) });
 
-# --- helpers ---------------------------------------------------------------------------
-
-# req(METHOD, path, bearer token or undef, body (ref: JSON-encoded) or undef, extra headers)
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . ($r->{error} // $r->{body}) }
-
-# The error shape: status, {"error": text, "code": code}, X-Request-Id.
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-sub check_subset {
-    my ($exp, $got, $name) = @_;
-    my $err = json_subset($exp, $got);
-    ok !defined $err, $name or diag $err . "\n  got: " . $JSON->encode($got);
-}
-
-my $seq = 0;
-sub new_email { sprintf 'user%d-%d@example.com', ++$seq, $$ }
-
-sub signup {
-    my (%o) = @_;
-    my $email = $o{email} // new_email();
-    my $pw = $o{password} // "pw-$seq-" . ('x' x 12);
-    my $r = req(POST => '/v1/auth/signup', undef,
-                { email => $email, password => $pw, defined $o{name} ? (name => $o{name}) : () });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return { %{$r->{json}}, email => $email, password => $pw, resp => $r };
-}
-
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-
-my $UUID = qr/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 my $JWT_HEADER = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9';
-my $SESSION_KEY = hmac_sha256('cms session jwt v1', master_secret());
+my $SESSION_KEY = session_key();
 
 sub check_user_record {
     my ($u, $email, $name, $what) = @_;

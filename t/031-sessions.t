@@ -5,61 +5,16 @@
 use strict;
 use warnings;
 use Cms::Test;
+use Cms::Fixtures qw(req diag_resp check_err check_subset signup signup_defaults master_secret session_key $UUID $TS);
 use JSON::PP ();
 use Digest::SHA qw(hmac_sha256 hmac_sha512);
 use MIME::Base64 qw(encode_base64url decode_base64url);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 
-# --- helpers ---------------------------------------------------------------------------
+signup_defaults(name => sub { "U$_[0]" });
 
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . ($r->{error} // $r->{body}) }
-
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-sub check_subset {
-    my ($exp, $got, $name) = @_;
-    my $err = json_subset($exp, $got);
-    ok !defined $err, $name or diag $err . "\n  got: " . $JSON->encode($got);
-}
-
-my $seq = 0;
-sub signup {
-    my $email = sprintf 'user%d-%d@example.com', ++$seq, $$;
-    my $pw = "password number $seq";
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => $pw, name => "U$seq" });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return { %{$r->{json}}, email => $email, password => $pw };
-}
-
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-
-my $SESSION_KEY = hmac_sha256('cms session jwt v1', master_secret());
+my $SESSION_KEY = session_key();
 my $HS256 = encode_base64url('{"alg":"HS256","typ":"JWT"}');
 
 sub b64u { encode_base64url($_[0]) }
@@ -80,9 +35,6 @@ sub claims_for {
     my $now = time;
     return { sub => $uid, sid => rand_hex(16), iat => $now, exp => $now + 3600, %o };
 }
-
-my $UUID = qr/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 
 start_nginx();
 

@@ -7,110 +7,22 @@
 use strict;
 use warnings;
 use Cms::Test;
-use JSON::PP ();
-use Digest::SHA qw(hmac_sha256 hmac_sha256_hex);
+use Cms::Fixtures qw(req diag_resp check_err signup signup_defaults api_key master_secret pepper
+                     make_key key_from_body checksum_ok bad_checksum crc32 $UUID $TS);
+use Digest::SHA qw(hmac_sha256_hex);
 use MIME::Base64 qw(encode_base64url);
 use Time::HiRes qw(time sleep);
 use POSIX ();
 
-my $JSON = JSON::PP->new->utf8->canonical;
-
-# --- helpers ---------------------------------------------------------------------------
-
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . ($r->{error} // $r->{body}) }
-
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-my $seq = 0;
 my @PASSWORDS;
-sub signup {
-    my $email = sprintf 'user%d-%d@example.com', ++$seq, $$;
-    my $pw = sprintf 'Pw-%d-%s', $seq, join '', map { ('a' .. 'z')[rand 26] } 1 .. 16;
+signup_defaults(password => sub {
+    my $pw = sprintf 'Pw-%d-%s', $_[0], join '', map { ('a' .. 'z')[rand 26] } 1 .. 16;
     push @PASSWORDS, $pw;
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => $pw });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return { %{$r->{json}}, email => $email, password => $pw };
-}
+    return $pw;
+});
 
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-
-# Key format (DESIGN.md, src/lib/cms_key.h): prefix + base62(32 bytes) in 43 characters +
-# base62(CRC-32 of prefix + body) in 6, alphabet 0-9A-Za-z, left-padded with '0'.
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub random_bytes { join '', map { chr int rand 256 } 1 .. $_[0] }
-sub make_key {
-    my ($prefix, $bytes) = @_;
-    my $s = ($prefix // 'svc_live_') . base62($bytes // random_bytes(32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub key_from_body {
-    my ($prefix, $body) = @_;
-    return "$prefix$body" . base62(pack('N', crc32("$prefix$body")), 6);
-}
-sub checksum_ok {
-    my $k = shift;
-    return length $k > 6 && base62(pack('N', crc32(substr $k, 0, -6)), 6) eq substr($k, -6);
-}
-# One character of the body changed (the last, so the body stays below 2^256).
-sub bad_checksum {
-    my $k = shift;
-    my $i = length($k) - 7;
-    substr($k, $i, 1) = substr($k, $i, 1) eq '0' ? '1' : '0';
-    return $k;
-}
-
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
+my $PEPPER = pepper();
 my $SECRET_RE = qr/^svc_live_[0-9A-Za-z]{43}[0-9A-Za-z]{6}$/;
-my $UUID = qr/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 my @ALL_SCOPES = map { ("$_:read", "$_:write") }
     qw(articles videos categories media comments custom pages webhooks podcasts subscribers);
 my @SECRETS;
@@ -137,11 +49,9 @@ for my $role (qw(admin editor author viewer)) {
 my $outsider = signup();
 
 sub create_key {
-    my ($tok, $name, @scopes) = @_;
-    my $r = req(POST => "/v1/workspaces/$wid/api-keys", $tok, { name => $name, scopes => \@scopes });
-    die "create key $name: " . diag_resp($r) unless $r->{status} == 201;
-    push @SECRETS, $r->{json}{secret};
-    return $r->{json};
+    my $j = api_key($_[0], $wid, @_[1 .. $#_]);
+    push @SECRETS, $j->{secret};
+    return $j;
 }
 
 # --- minting ---------------------------------------------------------------------------

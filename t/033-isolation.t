@@ -3,55 +3,12 @@
 use strict;
 use warnings;
 use Cms::Test;
-use JSON::PP ();
+use Cms::Fixtures qw(req diag_resp check_err signup workspace api_key);
 
-my $JSON = JSON::PP->new->utf8->canonical;
-
-# --- helpers ---------------------------------------------------------------------------
-
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . ($r->{error} // $r->{body}) }
-
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-my $seq = 0;
-sub signup {
-    my $email = sprintf 'user%d-%d@example.com', ++$seq, $$;
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => "password number $seq" });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json};
-}
-
-sub workspace {
-    my ($tok, $name) = @_;
-    my $r = req(POST => '/v1/workspaces', $tok, { name => $name });
-    die "workspace $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{workspace}{id};
-}
-
+# key(...) as api_key, returned as {id, secret, record}.
 sub key {
-    my ($tok, $wid, $name, @scopes) = @_;
-    my $r = req(POST => "/v1/workspaces/$wid/api-keys", $tok, { name => $name, scopes => \@scopes });
-    die "key $name: " . diag_resp($r) unless $r->{status} == 201;
-    return { id => $r->{json}{api_key}{id}, secret => $r->{json}{secret}, record => $r->{json}{api_key} };
+    my $j = api_key(@_);
+    return { id => $j->{api_key}{id}, secret => $j->{secret}, record => $j->{api_key} };
 }
 
 sub ids { [sort map { $_->{id} } @{$_[0] // []}] }

@@ -4,13 +4,13 @@
 use strict;
 use warnings;
 use Cms::Test;
+use Cms::Fixtures qw(diag_resp);
 use JSON::PP ();
 use POSIX qw(ceil);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $N = 20;
 
-sub diag_resp { my $r = shift; "got $r->{status} " . ($r->{error} // $r->{body}) }
 sub pct {
     my ($p, @v) = @_;
     @v = sort { $a <=> $b } @v;

@@ -9,69 +9,15 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key mk revisions $UUID $TS);
 use JSON::PP ();
 use Time::Local qw(timegm);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my ($T, $F) = (JSON::PP::true, JSON::PP::false);
 
-# --- helpers ---------------------------------------------------------------------------
+signup_defaults(email_prefix => 'art');
 
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-my $seq = 0;
-sub signup {
-    my $email = sprintf 'art%d-%d@example.com', ++$seq, $$;
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => "password number $seq" });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json};
-}
-
-sub workspace {
-    my ($tok, $name) = @_;
-    my $r = req(POST => '/v1/workspaces', $tok, { name => $name });
-    die "workspace $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{workspace}{id};
-}
-
-sub key {
-    my ($tok, $wid, $name, @scopes) = @_;
-    my $r = req(POST => "/v1/workspaces/$wid/api-keys", $tok, { name => $name, scopes => \@scopes });
-    die "key $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{secret};
-}
-
-# POST an article, dying unless 201; returns the article.
-sub mk {
-    my ($key, $fields) = @_;
-    my $r = req(POST => '/v1/api/articles', $key, $fields);
-    die "create article: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{article};
-}
-
-sub one { psql($_[0])->[0][0] }
-sub revisions { one("SELECT count(*) FROM article_revisions WHERE article_id = '$_[0]'") }
 sub events {
     [map { $_->[0] } @{psql("SELECT type FROM outbox_events WHERE data->>'id' = '$_[0]' ORDER BY created_at, id")}]
 }
@@ -82,8 +28,6 @@ sub ts_epoch {
 }
 sub words { '<p>' . join(' ', map { "word$_" } 1 .. $_[0]) . '</p>' }
 
-my $UUID = qr/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 my @FIELDS = sort qw(id title slug subtitle excerpt body status locale image_url category_id author_id
                      tags is_featured is_breaking is_opinion focus_keyword read_time_minutes
                      comment_count published_at created_at updated_at);

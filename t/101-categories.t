@@ -8,68 +8,11 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key mkcat $UUID $TS);
 use JSON::PP ();
 
-my $JSON = JSON::PP->new->utf8->canonical;
+signup_defaults(email_prefix => 'cat');
 
-# --- helpers ---------------------------------------------------------------------------
-
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-my $seq = 0;
-sub signup {
-    my $email = sprintf 'cat%d-%d@example.com', ++$seq, $$;
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => "password number $seq" });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json};
-}
-
-sub workspace {
-    my ($tok, $name) = @_;
-    my $r = req(POST => '/v1/workspaces', $tok, { name => $name });
-    die "workspace $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{workspace}{id};
-}
-
-sub key {
-    my ($tok, $wid, $name, @scopes) = @_;
-    my $r = req(POST => "/v1/workspaces/$wid/api-keys", $tok, { name => $name, scopes => \@scopes });
-    die "key $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{secret};
-}
-
-sub mkcat {
-    my ($key, $fields, $path) = @_;
-    my $r = req(POST => $path // '/v1/api/categories', $key, $fields);
-    die "create category: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{category};
-}
-
-sub one { psql($_[0])->[0][0] }
-
-my $UUID = qr/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 my @FIELDS = sort qw(id name slug description accent_color image_url locale display_order created_at updated_at);
 my $NOBODY = '0190a4d6-2f5e-7c3a-9b1d-4e5f60718293';
 

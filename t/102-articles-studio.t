@@ -8,67 +8,13 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key mk revisions);
 use JSON::PP ();
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my ($T, $F) = (JSON::PP::true, JSON::PP::false);
 
-# --- helpers ---------------------------------------------------------------------------
-
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-
-sub check_err {
-    my ($r, $status, $code, $name) = @_;
-    my $j = $r->{json};
-    my $ok = $r->{status} == $status && ref $j eq 'HASH' && defined $j->{code}
-        && $j->{code} eq $code && defined $j->{error} && !ref $j->{error}
-        && length $j->{error} && ($r->{headers}{'x-request-id'} // '') =~ /^[0-9a-f]{32}$/;
-    ok $ok, "$name: $status $code" or diag diag_resp($r);
-}
-
-my $seq = 0;
-sub signup {
-    my $email = sprintf 'studio%d-%d@example.com', ++$seq, $$;
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => "password number $seq" });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json};
-}
-
-sub workspace {
-    my ($tok, $name) = @_;
-    my $r = req(POST => '/v1/workspaces', $tok, { name => $name });
-    die "workspace $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{workspace}{id};
-}
-
-sub key {
-    my ($tok, $wid, $name, @scopes) = @_;
-    my $r = req(POST => "/v1/workspaces/$wid/api-keys", $tok, { name => $name, scopes => \@scopes });
-    die "key $name: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{secret};
-}
-
-sub mk {
-    my ($tok, $path, $fields) = @_;
-    my $r = req(POST => $path, $tok, $fields);
-    die "create article: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{article};
-}
-
-sub one { psql($_[0])->[0][0] }
-sub revisions { one("SELECT count(*) FROM article_revisions WHERE article_id = '$_[0]'") }
+signup_defaults(email_prefix => 'studio');
 
 my $NOBODY = '0190a4d6-2f5e-7c3a-9b1d-4e5f60718293';
 
@@ -87,7 +33,7 @@ my $other = signup();
 my $wid2 = workspace($other->{token}, 'Other');
 my $K2 = key($other->{token}, $wid2, 'other rw', 'articles:read', 'articles:write');
 my $obase = "/v1/workspaces/$wid2/articles";
-my $theirs = mk($other->{token}, $obase, { title => 'Theirs' });
+my $theirs = mk($other->{token}, { title => 'Theirs' }, $obase);
 
 # --- every role: drafts ----------------------------------------------------------------
 
@@ -135,7 +81,7 @@ for my $role (qw(owner admin editor author viewer)) {
     $r = req(POST => $base, $t, { title => "Archived by $role", status => 'archived' });
     is $r->{status}, 201, "$role: create archived: 201" or diag diag_resp($r);
 
-    my $d = mk($m{owner}{token}, $base, { title => "Draft for $role to publish" });
+    my $d = mk($m{owner}{token}, { title => "Draft for $role to publish" }, $base);
     $r = req(PATCH => "$base/$d->{id}", $t, { status => 'published' });
     $c ? is($r->{status}, 200, "$role: patch to published: 200") : check_err($r, 403, 'cannot_publish', "$role: patch to published");
     $r = req(PATCH => "$base/$d->{id}", $t, { status => 'scheduled', published_at => '2099-03-03T00:00:00Z' });
@@ -143,7 +89,7 @@ for my $role (qw(owner admin editor author viewer)) {
 
     for my $live (['published', {}], ['scheduled', { published_at => '2099-01-01T00:00:00Z' }]) {
         my ($st, $extra) = @$live;
-        my $a = mk($m{owner}{token}, $base, { title => "Live $st for $role", status => $st, %$extra });
+        my $a = mk($m{owner}{token}, { title => "Live $st for $role", status => $st, %$extra }, $base);
         $r = req(PATCH => "$base/$a->{id}", $t, { title => "Live $st, edited by $role" });
         $c ? is($r->{status}, 200, "$role: patch a $st article: 200")
            : check_err($r, 403, 'cannot_edit_live', "$role: patch a $st article");
@@ -151,7 +97,7 @@ for my $role (qw(owner admin editor author viewer)) {
         $c ? is($r->{status}, 200, "$role: unpublish a $st article: 200")
            : check_err($r, 403, 'cannot_edit_live', "$role: unpublish a $st article");
         is_deeply req(GET => "$base/$a->{id}", $t)->{json}{article}, $a, "$role: the $st article is unchanged" unless $c;
-        my $b = mk($m{owner}{token}, $base, { title => "Live $st to delete for $role", status => $st, %$extra });
+        my $b = mk($m{owner}{token}, { title => "Live $st to delete for $role", status => $st, %$extra }, $base);
         $r = req(DELETE => "$base/$b->{id}", $t);
         $c ? is($r->{status}, 204, "$role: delete a $st article: 204")
            : check_err($r, 403, 'cannot_edit_live', "$role: delete a $st article");
@@ -172,7 +118,7 @@ is req(POST => $base, $m{author}{token}, { title => 'Promoted author', status =>
 # --- credentials and membership --------------------------------------------------------
 
 {
-    my $a = mk($m{owner}{token}, $base, { title => 'Credential target' });
+    my $a = mk($m{owner}{token}, { title => 'Credential target' }, $base);
     my @routes = ([GET => $base], [POST => $base, { title => 'x' }], [GET => "$base/$a->{id}"],
                   [PATCH => "$base/$a->{id}", { title => 'x' }], [DELETE => "$base/$a->{id}"]);
     for my $t (@routes) {
@@ -235,7 +181,7 @@ is req(POST => $base, $m{author}{token}, { title => 'Promoted author', status =>
     check_err(req(POST => $base, $t, { title => 'x', status => 'nope' }), 400, 'invalid_status', 'studio: invalid status');
     check_err(req(POST => $base, $t, { title => 'x', tags => 'x' }), 400, 'invalid_field_value', 'studio: tags a string');
     check_err(req(POST => $base, $t, { title => 'x', nope => 1 }), 400, 'invalid_request', 'studio: unknown field');
-    my $a = mk($t, $base, { title => 'Studio slug', slug => 'studio-slug' });
+    my $a = mk($t, { title => 'Studio slug', slug => 'studio-slug' }, $base);
     check_err(req(POST => $base, $t, { title => 'Studio slug 2', slug => 'studio-slug' }), 409, 'slug_taken',
               'studio: slug taken');
     check_err(req(POST => '/v1/api/articles', $K, { title => 'Key slug', slug => 'studio-slug' }), 409, 'slug_taken',
@@ -244,7 +190,7 @@ is req(POST => $base, $m{author}{token}, { title => 'Promoted author', status =>
         'studio: same slug in fr';
     my $s = req(POST => $base, $t, { title => 'Sanitize', body => '<p>a<script>b()</script></p>' })->{json}{article} // {};
     is $s->{body}, '<p>a</p>', 'studio: the body is sanitized';
-    my $k = mk($K, '/v1/api/articles', { title => 'Made by a key' });
+    my $k = mk($K, { title => 'Made by a key' }, '/v1/api/articles');
     is_deeply req(GET => "$base/$k->{id}", $t)->{json}{article}, $k, 'studio reads what the key made';
     check_err(req(PATCH => "$base/$k->{id}", $t, { status => 'bogus' }), 400, 'invalid_status', 'studio: patch invalid status');
 

@@ -5,43 +5,11 @@
 use strict;
 use warnings;
 use Cms::Test;
-use JSON::PP ();
+use Cms::Fixtures qw(req diag_resp one signup signup_defaults mk);
 use Time::HiRes qw(time sleep);
 
-my $JSON = JSON::PP->new->utf8->canonical;
+signup_defaults(email_prefix => 'purge');
 
-# --- helpers ---------------------------------------------------------------------------
-
-sub req {
-    my ($m, $path, $tok, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $tok" if defined $tok;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return http($m, $path, \@h, $body);
-}
-
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-
-my $seq = 0;
-sub signup {
-    my $email = sprintf 'purge%d-%d@example.com', ++$seq, $$;
-    my $r = req(POST => '/v1/auth/signup', undef, { email => $email, password => "password number $seq" });
-    die "signup $email: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json};
-}
-
-sub mk {
-    my ($key, $fields) = @_;
-    my $r = req(POST => '/v1/api/articles', $key, $fields);
-    die "create article: " . diag_resp($r) unless $r->{status} == 201;
-    return $r->{json}{article}{id};
-}
-
-sub one { psql($_[0])->[0][0] }
 sub rows { one("SELECT count(*) FROM articles WHERE id = '$_[0]'") }
 
 # --- directives ------------------------------------------------------------------------
@@ -60,8 +28,8 @@ my $wid = req(POST => '/v1/workspaces', $u->{token}, { name => 'Purge' })->{json
 my $K = req(POST => "/v1/workspaces/$wid/api-keys", $u->{token},
             { name => 'k', scopes => ['articles:read', 'articles:write'] })->{json}{secret} or die 'key';
 
-my $old = mk($K, { title => 'Old', body => '<p>x</p>' });
-my $kept = mk($K, { title => 'Kept' });
+my $old = mk($K, { title => 'Old', body => '<p>x</p>' })->{id};
+my $kept = mk($K, { title => 'Kept' })->{id};
 req(PATCH => "/v1/api/articles/$old", $K, { title => 'Old 2' });
 is req(DELETE => "/v1/api/articles/$old", $K)->{status}, 204, 'delete: 204';
 sleep 1.5;
@@ -69,7 +37,7 @@ is rows($old), 1, 'retention 1h: the deleted row is still there after several pu
 is req(GET => "/v1/api/articles/$old", $K)->{status}, 404, '... and not readable';
 
 # Rows deleted more than the retention ago go, younger ones stay.
-my $aged = mk($K, { title => 'Aged' });
+my $aged = mk($K, { title => 'Aged' })->{id};
 req(DELETE => "/v1/api/articles/$aged", $K);
 psql("UPDATE articles SET deleted_at = now() - interval '61 minutes' WHERE id = '$aged'");
 psql("UPDATE articles SET deleted_at = now() - interval '50 minutes' WHERE id = '$old'");
@@ -80,7 +48,7 @@ is rows($kept), 1, 'retention 1h: the article not deleted stays';
 # --- retention 1s: purged --------------------------------------------------------------
 
 restart_nginx(http_config => "cms_retention 1s;\ncms_purge_interval 300ms;");
-my $fresh = mk($K, { title => 'Fresh' });
+my $fresh = mk($K, { title => 'Fresh' })->{id};
 is req(DELETE => "/v1/api/articles/$fresh", $K)->{status}, 204, 'delete another: 204';
 is rows($fresh), 1, 'just deleted: the row is still there (younger than the retention)';
 
@@ -94,7 +62,7 @@ sleep 0.7;
 is rows($kept), 1, 'an article not deleted stays after more purge runs';
 
 # Its slug was free already; a new article with it works and stays.
-my $again = mk($K, { title => 'Fresh' });
+my $again = mk($K, { title => 'Fresh' })->{id};
 sleep 1.2;
 is rows($again), 1, 'a new article with the purged one\'s slug stays';
 

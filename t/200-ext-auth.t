@@ -7,116 +7,10 @@
 use strict;
 use warnings;
 use Cms::Test;
+use Cms::Fixtures qw(:ext make_key);
 use JSON::PP ();
-use Digest::SHA qw(hmac_sha256);
 use Time::HiRes qw(time sleep);
 use MIME::Base64 ();
-
-# --- helpers (shared by t/20x-ext-*.t; duplicated: t/lib is not ours) ----------------
-my $JSON = JSON::PP->new->utf8->canonical;
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub make_key {
-    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
-sub one { psql($_[0])->[0][0] }
-my $NFAC = 0;
-sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
-sub extension {
-    my ($fac, $status) = @_;
-    one("INSERT INTO extensions (facility_id, name, version, category, status, privileges)
-         VALUES ('$fac', 'billing-" . ++$NFAC . "', '1.0.0', 'payment', '" . ($status || 'running') . "',
-                 '{ext:billing:read,ext:billing:write,ext:control:write}') RETURNING id");
-}
-# An extension key: %o = (fac, ext, live (1), privs ([all three]), expires, revoked, prefix)
-sub ext_key {
-    my %o = @_;
-    my $live = $o{live} // 1;
-    my $k = make_key($o{prefix} // ($live ? 'sk_live_' : 'sk_sandbox_'));
-    my $privs = join ',', @{$o{privs} // [qw(ext:billing:read ext:billing:write ext:control:write)]};
-    my $hash = unpack 'H*', hmac_sha256($k, $PEPPER);
-    psql(sprintf "INSERT INTO extension_keys (extension_id, facility_id, livemode, privileges,
-                  key_prefix, secret_hash, expires_at, revoked_at)
-                  VALUES ('%s', '%s', %s, '{%s}', '%s', decode('%s', 'hex'), %s, %s)",
-         $o{ext}, $o{fac}, $live ? 'true' : 'false', $privs, substr($k, 0, 12), $hash,
-         defined $o{expires} ? "'$o{expires}'" : 'NULL', defined $o{revoked} ? "'$o{revoked}'" : 'NULL');
-    return $k;
-}
-sub invoice {
-    my ($fac, $live, $amount) = @_;
-    one(sprintf "INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
-                 VALUES ('%s', %s, 'patient-%d', %s, 'XOF') RETURNING id",
-        $fac, ($live // 1) ? 'true' : 'false', ++$NFAC, $amount // 5000);
-}
-# A request: body a ref (JSON-encoded, Content-Type set) or a string (sent as is, JSON type).
-sub req_spec {
-    my ($m, $path, $key, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $key" if defined $key;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return { method => $m, path => $path, headers => \@h, body => $body };
-}
-sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
-my $IDEM = 0;
-sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
-# POST with a fresh Idempotency-Key unless one is given in @extra.
-sub post {
-    my ($path, $key, $body, @extra) = @_;
-    my %e = @extra;
-    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
-    return req(POST => $path, $key, $body, @extra);
-}
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-# An error in the extension shape: {"error": {"type", "message", "param"}}.
-sub check_err {
-    my ($r, $status, $type, $param, $name) = @_;
-    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
-    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
-        && defined $e->{message} && !ref $e->{message} && length $e->{message}
-        && exists $e->{param}
-        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
-    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
-    return $ok;
-}
-sub invoice_path { "/v1/ext/billing/invoices/$_[0]" }
-sub record_path { "/v1/ext/billing/payments/$_[0]/record" }
-sub fail_path { "/v1/ext/billing/payments/$_[0]/fail" }
-# --- end of helpers ------------------------------------------------------------------
 
 start_nginx();
 
@@ -137,7 +31,7 @@ like $r->{headers}{'content-type'} // '', qr{^application/json}, 'JSON content t
 sub unauth {
     my ($hdr, $name) = @_;
     my $x = http(GET => invoice_path($inv), defined $hdr ? [Authorization => $hdr] : []);
-    check_err($x, 401, 'unauthenticated', undef, $name);
+    check_ext_err($x, 401, 'unauthenticated', undef, $name);
     return $x;
 }
 
@@ -185,18 +79,18 @@ is req(GET => invoice_path($inv), $future)->{status}, 200, 'a key expiring in th
     my $k = ext_key(fac => $fa, ext => $ea);
     is req(GET => invoice_path($inv), $k)->{status}, 200, 'fresh key: 200';
     psql("UPDATE extension_keys SET revoked_at = now() WHERE key_prefix = '" . substr($k, 0, 12) . "'");
-    check_err(req(GET => invoice_path($inv), $k), 401, 'unauthenticated', undef, 'revoked just now');
+    check_ext_err(req(GET => invoice_path($inv), $k), 401, 'unauthenticated', undef, 'revoked just now');
     my $k2 = ext_key(fac => $fa, ext => $ea);
     is req(GET => invoice_path($inv), $k2)->{status}, 200, 'second fresh key: 200';
     psql("UPDATE extension_keys SET expires_at = now() - interval '1 second' WHERE key_prefix = '"
          . substr($k2, 0, 12) . "'");
-    check_err(req(GET => invoice_path($inv), $k2), 401, 'unauthenticated', undef, 'expired just now');
+    check_ext_err(req(GET => invoice_path($inv), $k2), 401, 'unauthenticated', undef, 'expired just now');
 }
 
 # A POST without a credential is 401 before the body or the Idempotency-Key is looked at.
-check_err(req(POST => record_path($inv), undef, {reference => 'r', amount => 5000}), 401,
+check_ext_err(req(POST => record_path($inv), undef, {reference => 'r', amount => 5000}), 401,
           'unauthenticated', undef, 'POST record without a key and without Idempotency-Key');
-check_err(req(POST => record_path($inv), "sk_live_nope", {reference => 'r', amount => 5000},
+check_ext_err(req(POST => record_path($inv), "sk_live_nope", {reference => 'r', amount => 5000},
               'Idempotency-Key' => idem()), 401, 'unauthenticated', undef, 'POST record with a malformed key');
 is one("SELECT count(*) FROM payments"), 0, 'no payment written by refused requests';
 
@@ -231,12 +125,12 @@ for my $route (@ROUTES) {
             my $want = $name eq 'POST record' ? 422 : 200;
             is $x->{status}, $want, "$name with the $kind key: $want" or diag diag_resp($x);
         } else {
-            check_err($x, 403, 'insufficient_scope', undef, "$name with the $kind key");
+            check_ext_err($x, 403, 'insufficient_scope', undef, "$name with the $kind key");
         }
     }
 }
 # 403 comes before the Idempotency-Key check.
-check_err(req(POST => record_path($inv_w), $KEY{read}, {reference => 'x', amount => 100}), 403,
+check_ext_err(req(POST => record_path($inv_w), $KEY{read}, {reference => 'x', amount => 100}), 403,
           'insufficient_scope', undef, 'record with the read key and no Idempotency-Key');
 is one("SELECT status FROM invoices WHERE id = '$inv_w'"), 'pending_payment', 'invoice untouched';
 is one("SELECT count(*) FROM payments WHERE kind = 'completed'"), 0, 'no completed payment row';
@@ -244,9 +138,9 @@ is one("SELECT count(*) FROM payments WHERE kind = 'completed'"), 0, 'no complet
 # --- error shape and routing under /v1/ext -----------------------------------------------
 
 $r = req(GET => '/v1/ext/billing/invoices', $KEY{full});
-check_err($r, 404, 'not_found', undef, 'GET /v1/ext/billing/invoices (no id)');
+check_ext_err($r, 404, 'not_found', undef, 'GET /v1/ext/billing/invoices (no id)');
 $r = req(GET => '/v1/ext/nothing-here', $KEY{full});
-check_err($r, 404, 'not_found', undef, 'unknown /v1/ext route');
+check_ext_err($r, 404, 'not_found', undef, 'unknown /v1/ext route');
 is_deeply [sort keys %{$r->{json}}], ['error'], 'the error body has only "error"';
 is_deeply [sort keys %{$r->{json}{error} || {}}], [qw(message param type)], 'error has type, message, param';
 $r = req(DELETE => invoice_path($inv), $KEY{full});
@@ -271,10 +165,10 @@ ok !exists $r->{headers}{'service-version'}, 'no Service-Version sent, none echo
 for my $v ('2024-13-01', '2023-02-29', '2024-04-31', '2024-00-10', '2024-01-00', '24-01-01',
            '2024-1-01', '2024/01/01', '20240101', 'latest', '2024-01-01T00:00:00Z', 'abcd-ef-gh') {
     my $x = req(GET => invoice_path($inv), $KEY{full}, undef, 'Service-Version' => $v);
-    check_err($x, 400, 'invalid_request', 'Service-Version', "Service-Version '$v'");
+    check_ext_err($x, 400, 'invalid_request', 'Service-Version', "Service-Version '$v'");
 }
 $r = post(record_path($inv), $KEY{full}, {reference => 'r', amount => 5000}, 'Service-Version' => 'v2');
-check_err($r, 400, 'invalid_request', 'Service-Version', 'bad Service-Version on a POST');
+check_ext_err($r, 400, 'invalid_request', 'Service-Version', 'bad Service-Version on a POST');
 is one("SELECT status FROM invoices WHERE id = '$inv'"), 'pending_payment', 'nothing written by it';
 
 # --- isolation: facility x mode ----------------------------------------------------------
@@ -302,7 +196,7 @@ for my $kc (@CELLS) {
             is(($x->{json} || {})->{livemode}, JSON::PP::true, 'livemode true') if $ic =~ /live/;
             is(($x->{json} || {})->{livemode}, JSON::PP::false, 'livemode false') if $ic =~ /sandbox/;
         } else {
-            check_err($x, 404, 'not_found', undef, "GET: $kc key, $ic invoice");
+            check_ext_err($x, 404, 'not_found', undef, "GET: $kc key, $ic invoice");
             $not_found //= $x->{body};
             is $x->{body}, $not_found, "GET: $kc key, $ic invoice: the same body as any 404";
         }
@@ -310,19 +204,19 @@ for my $kc (@CELLS) {
 }
 # An unknown id answers exactly like an invisible one.
 $r = req(GET => invoice_path('00000000-0000-4000-8000-000000000000'), $K{'A live'});
-check_err($r, 404, 'not_found', undef, 'GET an unknown id');
+check_ext_err($r, 404, 'not_found', undef, 'GET an unknown id');
 is $r->{body}, $not_found, 'unknown id: the same body as an invisible invoice';
-check_err(req(GET => invoice_path('not-a-uuid'), $K{'A live'}), 404, 'not_found', undef, 'GET a malformed id');
-check_err(req(GET => invoice_path(uc $I{'A live'} . 'x'), $K{'A live'}), 404, 'not_found', undef,
+check_ext_err(req(GET => invoice_path('not-a-uuid'), $K{'A live'}), 404, 'not_found', undef, 'GET a malformed id');
+check_ext_err(req(GET => invoice_path(uc $I{'A live'} . 'x'), $K{'A live'}), 404, 'not_found', undef,
           'GET an id with a trailing character');
 
 # Writes: fail and record across the matrix; only the diagonal touches anything.
 for my $kc (@CELLS) {
     for my $ic (@CELLS) {
         next if $kc eq $ic;
-        check_err(post(fail_path($I{$ic}), $K{$kc}, {reason => 'cross_' . lc($kc =~ tr/ /_/r)}), 404,
+        check_ext_err(post(fail_path($I{$ic}), $K{$kc}, {reason => 'cross_' . lc($kc =~ tr/ /_/r)}), 404,
                   'not_found', undef, "fail: $kc key, $ic invoice");
-        check_err(post(record_path($I{$ic}), $K{$kc}, {reference => "x-$kc", amount => 700}), 404,
+        check_ext_err(post(record_path($I{$ic}), $K{$kc}, {reference => "x-$kc", amount => 700}), 404,
                   'not_found', undef, "record: $kc key, $ic invoice");
     }
 }

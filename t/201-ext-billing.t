@@ -8,117 +8,11 @@
 use strict;
 use warnings;
 use Cms::Test;
+use Cms::Fixtures qw(:ext $TS);
 use JSON::PP ();
-use Digest::SHA qw(hmac_sha256);
 use Time::HiRes qw(time sleep);
 
-# --- helpers (shared by t/20x-ext-*.t; duplicated: t/lib is not ours) ----------------
 my $JSON = JSON::PP->new->utf8->canonical;
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub make_key {
-    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
-sub one { psql($_[0])->[0][0] }
-my $NFAC = 0;
-sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
-sub extension {
-    my ($fac, $status) = @_;
-    one("INSERT INTO extensions (facility_id, name, version, category, status, privileges)
-         VALUES ('$fac', 'billing-" . ++$NFAC . "', '1.0.0', 'payment', '" . ($status || 'running') . "',
-                 '{ext:billing:read,ext:billing:write,ext:control:write}') RETURNING id");
-}
-# An extension key: %o = (fac, ext, live (1), privs ([all three]), expires, revoked, prefix)
-sub ext_key {
-    my %o = @_;
-    my $live = $o{live} // 1;
-    my $k = make_key($o{prefix} // ($live ? 'sk_live_' : 'sk_sandbox_'));
-    my $privs = join ',', @{$o{privs} // [qw(ext:billing:read ext:billing:write ext:control:write)]};
-    my $hash = unpack 'H*', hmac_sha256($k, $PEPPER);
-    psql(sprintf "INSERT INTO extension_keys (extension_id, facility_id, livemode, privileges,
-                  key_prefix, secret_hash, expires_at, revoked_at)
-                  VALUES ('%s', '%s', %s, '{%s}', '%s', decode('%s', 'hex'), %s, %s)",
-         $o{ext}, $o{fac}, $live ? 'true' : 'false', $privs, substr($k, 0, 12), $hash,
-         defined $o{expires} ? "'$o{expires}'" : 'NULL', defined $o{revoked} ? "'$o{revoked}'" : 'NULL');
-    return $k;
-}
-sub invoice {
-    my ($fac, $live, $amount) = @_;
-    one(sprintf "INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
-                 VALUES ('%s', %s, 'patient-%d', %s, 'XOF') RETURNING id",
-        $fac, ($live // 1) ? 'true' : 'false', ++$NFAC, $amount // 5000);
-}
-# A request: body a ref (JSON-encoded, Content-Type set) or a string (sent as is, JSON type).
-sub req_spec {
-    my ($m, $path, $key, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $key" if defined $key;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return { method => $m, path => $path, headers => \@h, body => $body };
-}
-sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
-my $IDEM = 0;
-sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
-# POST with a fresh Idempotency-Key unless one is given in @extra.
-sub post {
-    my ($path, $key, $body, @extra) = @_;
-    my %e = @extra;
-    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
-    return req(POST => $path, $key, $body, @extra);
-}
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-# An error in the extension shape: {"error": {"type", "message", "param"}}.
-sub check_err {
-    my ($r, $status, $type, $param, $name) = @_;
-    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
-    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
-        && defined $e->{message} && !ref $e->{message} && length $e->{message}
-        && exists $e->{param}
-        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
-    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
-    return $ok;
-}
-sub invoice_path { "/v1/ext/billing/invoices/$_[0]" }
-sub record_path { "/v1/ext/billing/payments/$_[0]/record" }
-sub fail_path { "/v1/ext/billing/payments/$_[0]/fail" }
-# --- end of helpers ------------------------------------------------------------------
-
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/;
 
 start_nginx();
 
@@ -161,13 +55,13 @@ my $rp = record_path($inv);
 sub rec { post($rp, $K, @_) }
 sub rec2 { post($rp, $K2, @_) }
 
-check_err(rec(undef), 400, 'invalid_request', undef, 'record without a body');
-check_err(rec('{"reference": "a", "amount": 5'), 400, 'invalid_request', undef, 'truncated JSON');
-check_err(rec('not json'), 400, 'invalid_request', undef, 'not JSON');
-check_err(rec('[]'), 400, 'invalid_request', undef, 'a JSON array');
-check_err(rec('"text"'), 400, 'invalid_request', undef, 'a JSON string');
-check_err(rec('null'), 400, 'invalid_request', undef, 'JSON null');
-check_err(rec('{"reference": "a", "reference": "b", "amount": 1234.5}'), 400, 'invalid_request',
+check_ext_err(rec(undef), 400, 'invalid_request', undef, 'record without a body');
+check_ext_err(rec('{"reference": "a", "amount": 5'), 400, 'invalid_request', undef, 'truncated JSON');
+check_ext_err(rec('not json'), 400, 'invalid_request', undef, 'not JSON');
+check_ext_err(rec('[]'), 400, 'invalid_request', undef, 'a JSON array');
+check_ext_err(rec('"text"'), 400, 'invalid_request', undef, 'a JSON string');
+check_ext_err(rec('null'), 400, 'invalid_request', undef, 'JSON null');
+check_ext_err(rec('{"reference": "a", "reference": "b", "amount": 1234.5}'), 400, 'invalid_request',
           undef, 'a duplicated field');
 {
     my $x = http(POST => $rp, [Authorization => "Bearer $K", 'Idempotency-Key' => idem(),
@@ -176,28 +70,28 @@ check_err(rec('{"reference": "a", "reference": "b", "amount": 1234.5}'), 400, 'i
        && ((($x->{json} || {})->{error} || {})->{type} // '') eq 'invalid_request',
        'text/plain body: 415 or 400, type invalid_request') or diag diag_resp($x);
 }
-check_err(rec({amount => 1234.5}), 400, 'invalid_request', 'reference', 'reference missing');
-check_err(rec({reference => 'a'}), 400, 'invalid_request', 'amount', 'amount missing');
-check_err(rec({}), 400, 'invalid_request', undef, 'empty object');
-check_err(rec({reference => 'a', amount => 1234.5, currency => 'XOF'}), 400, 'invalid_request',
+check_ext_err(rec({amount => 1234.5}), 400, 'invalid_request', 'reference', 'reference missing');
+check_ext_err(rec({reference => 'a'}), 400, 'invalid_request', 'amount', 'amount missing');
+check_ext_err(rec({}), 400, 'invalid_request', undef, 'empty object');
+check_ext_err(rec({reference => 'a', amount => 1234.5, currency => 'XOF'}), 400, 'invalid_request',
           'currency', 'unknown field currency');
-check_err(rec({reference => 'a', amount => 1234.5, status => 'paid'}), 400, 'invalid_request',
+check_ext_err(rec({reference => 'a', amount => 1234.5, status => 'paid'}), 400, 'invalid_request',
           'status', 'unknown field status');
 
 for my $bad (['a number', '123'], ['empty', '""'], ['null', 'null'], ['an object', '{}'],
              ['an array', '["a"]'], ['true', 'true'], ['256 bytes', '"' . ('r' x 256) . '"']) {
-    check_err(rec(qq({"reference": $bad->[1], "amount": 1234.5})), 422, 'validation_error', 'reference',
+    check_ext_err(rec(qq({"reference": $bad->[1], "amount": 1234.5})), 422, 'validation_error', 'reference',
               "reference $bad->[0]");
 }
 for my $bad (['a string', '"1234.5"'], ['zero', '0'], ['zero point zero', '0.0'], ['negative', '-5'],
              ['below the invoice', '1234.4'], ['one unit below', '1233'], ['true', 'true'],
              ['an object', '{}'], ['an array', '[1234.5]'], ['tiny', '1e-9']) {
-    check_err(rec2(qq({"reference": "a", "amount": $bad->[1]})), 422, 'validation_error', 'amount',
+    check_ext_err(rec2(qq({"reference": "a", "amount": $bad->[1]})), 422, 'validation_error', 'amount',
               "amount $bad->[0]");
 }
 for my $bad (['bitcoin', '"bitcoin"'], ['empty', '""'], ['upper case', '"CASH"'], ['a number', '1'],
              ['an array', '["cash"]'], ['with a space', '"mobile money"']) {
-    check_err(rec2(qq({"reference": "a", "amount": 1234.5, "method": $bad->[1]})), 422,
+    check_ext_err(rec2(qq({"reference": "a", "amount": 1234.5, "method": $bad->[1]})), 422,
               'validation_error', 'method', "method $bad->[0]");
 }
 is_deeply counts($inv), [0, 0, 'pending_payment'], 'no payment, no event, still pending after the refusals';
@@ -228,8 +122,8 @@ is(($r->{json} || {})->{reference}, 'MM-778899', 'GET: reference stored');
 cmp_ok(($r->{json} || {})->{updated_at} // '', 'ge', $j->{updated_at}, 'updated_at moved on');
 
 # A paid invoice: record and fail are 409 invalid_state.
-check_err(rec2({reference => 'again', amount => 1234.5}), 409, 'invalid_state', undef, 'record a paid invoice');
-check_err(post(fail_path($inv), $K2, {reason => 'cancelled'}), 409, 'invalid_state', undef, 'fail a paid invoice');
+check_ext_err(rec2({reference => 'again', amount => 1234.5}), 409, 'invalid_state', undef, 'record a paid invoice');
+check_ext_err(post(fail_path($inv), $K2, {reason => 'cancelled'}), 409, 'invalid_state', undef, 'fail a paid invoice');
 is_deeply counts($inv), [1, 1, 'paid'], 'still one payment and one event';
 
 # Amounts: overpaying is fine; decimals compare exactly; method optional, null allowed.
@@ -247,24 +141,24 @@ for my $c (@ok) {
 }
 {
     my $i = invoice($fa, 1, '99.99');
-    check_err(post(record_path($i), $K2, '{"reference": "c", "amount": 99.98}'), 422,
+    check_ext_err(post(record_path($i), $K2, '{"reference": "c", "amount": 99.98}'), 422,
               'validation_error', 'amount', 'record 99.98 on 99.99');
     is_deeply counts($i), [0, 0, 'pending_payment'], 'nothing written';
 }
 
 # Unknown, malformed and void invoices.
-check_err(post(record_path('00000000-0000-4000-8000-000000000000'), $K2, {reference => 'a', amount => 1}),
+check_ext_err(post(record_path('00000000-0000-4000-8000-000000000000'), $K2, {reference => 'a', amount => 1}),
           404, 'not_found', undef, 'record an unknown invoice');
-check_err(post(record_path('nope'), $K2, {reference => 'a', amount => 1}), 404, 'not_found', undef,
+check_ext_err(post(record_path('nope'), $K2, {reference => 'a', amount => 1}), 404, 'not_found', undef,
           'record a malformed id');
-check_err(post(fail_path('nope'), $K2, {reason => 'cancelled'}), 404, 'not_found', undef,
+check_ext_err(post(fail_path('nope'), $K2, {reason => 'cancelled'}), 404, 'not_found', undef,
           'fail a malformed id');
 {
     my $v = invoice($fa, 1, 10);
     psql("UPDATE invoices SET status = 'void' WHERE id = '$v'");
-    check_err(post(record_path($v), $K2, {reference => 'a', amount => 10}), 409, 'invalid_state', undef,
+    check_ext_err(post(record_path($v), $K2, {reference => 'a', amount => 10}), 409, 'invalid_state', undef,
               'record a void invoice');
-    check_err(post(fail_path($v), $K2, {reason => 'cancelled'}), 409, 'invalid_state', undef,
+    check_ext_err(post(fail_path($v), $K2, {reason => 'cancelled'}), 409, 'invalid_state', undef,
               'fail a void invoice');
     is_deeply counts($v), [0, 0, 'void'], 'void invoice untouched';
 }
@@ -274,16 +168,16 @@ check_err(post(fail_path('nope'), $K2, {reason => 'cancelled'}), 404, 'not_found
 my $K3 = ext_key(fac => $fa, ext => $ea);
 my $finv = invoice($fa, 1, 300);
 my $fp = fail_path($finv);
-check_err(post($fp, $K3, undef), 400, 'invalid_request', undef, 'fail without a body');
-check_err(post($fp, $K3, '{"reason": '), 400, 'invalid_request', undef, 'fail: malformed JSON');
-check_err(post($fp, $K3, {}), 400, 'invalid_request', 'reason', 'fail: reason missing');
-check_err(post($fp, $K3, {reason => 'cancelled', code => 5}), 400, 'invalid_request', 'code',
+check_ext_err(post($fp, $K3, undef), 400, 'invalid_request', undef, 'fail without a body');
+check_ext_err(post($fp, $K3, '{"reason": '), 400, 'invalid_request', undef, 'fail: malformed JSON');
+check_ext_err(post($fp, $K3, {}), 400, 'invalid_request', 'reason', 'fail: reason missing');
+check_ext_err(post($fp, $K3, {reason => 'cancelled', code => 5}), 400, 'invalid_request', 'code',
           'fail: unknown field');
 for my $bad (['with spaces', '"insufficient funds"'], ['upper case', '"Insufficient_funds"'],
              ['empty', '""'], ['65 characters', '"' . ('a' x 65) . '"'], ['a dash', '"card-declined"'],
              ['a number', '12'], ['null', 'null'], ['an array', '["cancelled"]'],
              ['non-ASCII', qq("d\xc3\xa9clin\xc3\xa9")], ['a newline', '"a\\nb"']) {
-    check_err(post($fp, $K3, qq({"reason": $bad->[1]})), 422, 'validation_error', 'reason',
+    check_ext_err(post($fp, $K3, qq({"reason": $bad->[1]})), 422, 'validation_error', 'reason',
               "fail: reason $bad->[0]");
 }
 is one("SELECT count(*) FROM payments WHERE invoice_id = '$finv'"), 0, 'no payment row after refused fails';
@@ -313,9 +207,9 @@ my $ei = extension($fa, 'installing');
 my $kr = ext_key(fac => $fa, ext => $er, privs => ['ext:control:write']);
 my $ki = ext_key(fac => $fa, ext => $ei, privs => ['ext:control:write']);
 my $dp = '/v1/ext/control/drain-complete';
-check_err(req(POST => $dp, $kr), 400, 'invalid_request', 'Idempotency-Key', 'drain without Idempotency-Key');
-check_err(post($dp, $kr, {force => JSON::PP::true}), 400, 'invalid_request', undef, 'drain with a body field');
-check_err(post($dp, $kr, '{'), 400, 'invalid_request', undef, 'drain with malformed JSON');
+check_ext_err(req(POST => $dp, $kr), 400, 'invalid_request', 'Idempotency-Key', 'drain without Idempotency-Key');
+check_ext_err(post($dp, $kr, {force => JSON::PP::true}), 400, 'invalid_request', undef, 'drain with a body field');
+check_ext_err(post($dp, $kr, '{'), 400, 'invalid_request', undef, 'drain with malformed JSON');
 is one("SELECT status FROM extensions WHERE id = '$er'"), 'reloading', 'still reloading after refusals';
 $r = post($dp, $kr);
 is $r->{status}, 200, 'drain-complete (no body): 200' or diag diag_resp($r);

@@ -11,132 +11,9 @@
 use strict;
 use warnings;
 use Cms::Test;
-use JSON::PP ();
-use Digest::SHA qw(hmac_sha256);
+use Cms::Fixtures qw(:ext);
 use Time::HiRes qw(time sleep);
-use POSIX ();
 
-# --- helpers (shared by t/20x-ext-*.t; duplicated: t/lib is not ours) ----------------
-my $JSON = JSON::PP->new->utf8->canonical;
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub make_key {
-    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
-sub one { psql($_[0])->[0][0] }
-my $NFAC = 0;
-sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
-sub extension {
-    my ($fac, $status) = @_;
-    one("INSERT INTO extensions (facility_id, name, version, category, status, privileges)
-         VALUES ('$fac', 'billing-" . ++$NFAC . "', '1.0.0', 'payment', '" . ($status || 'running') . "',
-                 '{ext:billing:read,ext:billing:write,ext:control:write}') RETURNING id");
-}
-# An extension key: %o = (fac, ext, live (1), privs ([all three]), expires, revoked, prefix)
-sub ext_key {
-    my %o = @_;
-    my $live = $o{live} // 1;
-    my $k = make_key($o{prefix} // ($live ? 'sk_live_' : 'sk_sandbox_'));
-    my $privs = join ',', @{$o{privs} // [qw(ext:billing:read ext:billing:write ext:control:write)]};
-    my $hash = unpack 'H*', hmac_sha256($k, $PEPPER);
-    psql(sprintf "INSERT INTO extension_keys (extension_id, facility_id, livemode, privileges,
-                  key_prefix, secret_hash, expires_at, revoked_at)
-                  VALUES ('%s', '%s', %s, '{%s}', '%s', decode('%s', 'hex'), %s, %s)",
-         $o{ext}, $o{fac}, $live ? 'true' : 'false', $privs, substr($k, 0, 12), $hash,
-         defined $o{expires} ? "'$o{expires}'" : 'NULL', defined $o{revoked} ? "'$o{revoked}'" : 'NULL');
-    return $k;
-}
-sub invoice {
-    my ($fac, $live, $amount) = @_;
-    one(sprintf "INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
-                 VALUES ('%s', %s, 'patient-%d', %s, 'XOF') RETURNING id",
-        $fac, ($live // 1) ? 'true' : 'false', ++$NFAC, $amount // 5000);
-}
-# A request: body a ref (JSON-encoded, Content-Type set) or a string (sent as is, JSON type).
-sub req_spec {
-    my ($m, $path, $key, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $key" if defined $key;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return { method => $m, path => $path, headers => \@h, body => $body };
-}
-sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
-my $IDEM = 0;
-sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
-# POST with a fresh Idempotency-Key unless one is given in @extra.
-sub post {
-    my ($path, $key, $body, @extra) = @_;
-    my %e = @extra;
-    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
-    return req(POST => $path, $key, $body, @extra);
-}
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-# An error in the extension shape: {"error": {"type", "message", "param"}}.
-sub check_err {
-    my ($r, $status, $type, $param, $name) = @_;
-    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
-    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
-        && defined $e->{message} && !ref $e->{message} && length $e->{message}
-        && exists $e->{param}
-        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
-    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
-    return $ok;
-}
-sub invoice_path { "/v1/ext/billing/invoices/$_[0]" }
-sub record_path { "/v1/ext/billing/payments/$_[0]/record" }
-sub fail_path { "/v1/ext/billing/payments/$_[0]/fail" }
-# --- end of helpers ------------------------------------------------------------------
-
-sub redis_cli {
-    open my $fh, '-|', 'redis-cli', '-p', $ENV{TEST_CMS_REDIS_PORT}, @_ or die "redis-cli: $!";
-    local $/;
-    my $out = <$fh>;
-    close $fh;
-    return $out // '';
-}
-sub key_id { one("SELECT id FROM extension_keys WHERE key_prefix = '" . substr($_[0], 0, 12) . "'") }
-# Forgets every Redis idempotency record of a key: what a lost Redis write looks like.
-sub forget_redis {
-    my $kid = key_id($_[0]);
-    my @keys = grep { length } split /\n/, redis_cli('--scan', '--pattern', "cms:idem:{$kid}:*");
-    redis_cli('DEL', @keys) if @keys;
-    return scalar @keys;
-}
 sub payments { one("SELECT count(*) FROM payments WHERE invoice_id = '$_[0]'" . ($_[1] ? " AND kind = '$_[1]'" : '')) }
 sub events { one("SELECT count(*) FROM ext_events WHERE data->'invoice'->>'id' = '$_[0]'") }
 sub replayed { ($_[0]{headers}{'idempotent-replayed'} // '') eq 'true' }
@@ -168,12 +45,12 @@ my $fresh = sub { ext_key(fac => $fa, ext => $ea) };
                ['non-ASCII', "caf\xc3\xa9"]) {
         my $x = req(POST => record_path($inv), $K, $body,
                     defined $c->[1] ? ('Idempotency-Key' => $c->[1]) : ());
-        check_err($x, 400, 'invalid_request', 'Idempotency-Key', "Idempotency-Key $c->[0]");
+        check_ext_err($x, 400, 'invalid_request', 'Idempotency-Key', "Idempotency-Key $c->[0]");
         ok !exists $x->{headers}{'idempotent-replayed'}, "Idempotency-Key $c->[0]: not a replay";
     }
-    check_err(req(POST => fail_path($inv), $K, {reason => 'x'}), 400, 'invalid_request', 'Idempotency-Key',
+    check_ext_err(req(POST => fail_path($inv), $K, {reason => 'x'}), 400, 'invalid_request', 'Idempotency-Key',
               'fail without Idempotency-Key');
-    check_err(req(POST => '/v1/ext/control/drain-complete', $K), 400, 'invalid_request', 'Idempotency-Key',
+    check_ext_err(req(POST => '/v1/ext/control/drain-complete', $K), 400, 'invalid_request', 'Idempotency-Key',
               'drain-complete without Idempotency-Key');
     is payments($inv), 0, 'nothing written without a valid key';
     my $x = post(record_path($inv), $K, $body, 'Idempotency-Key' => join('', map { chr(32 + $_ % 95) } 0 .. 254));
@@ -211,13 +88,13 @@ my %conflicts = (
 );
 for my $c (sort keys %conflicts) {
     my $x = post(record_path($inv), $K, $conflicts{$c}, 'Idempotency-Key' => $key);
-    check_err($x, 409, 'idempotency_conflict', 'Idempotency-Key', "same key, $c");
+    check_ext_err($x, 409, 'idempotency_conflict', 'Idempotency-Key', "same key, $c");
     ok !replayed($x), "same key, $c: not a replay";
 }
 {
     my $other = invoice($fa, 1, 2500);
     my $x = post(record_path($other), $K, $body, 'Idempotency-Key' => $key);
-    check_err($x, 409, 'idempotency_conflict', 'Idempotency-Key', 'same key and body, another invoice');
+    check_ext_err($x, 409, 'idempotency_conflict', 'Idempotency-Key', 'same key and body, another invoice');
     is payments($other), 0, 'the other invoice is not paid';
     # The scope is the credential and the route: the fail route and another key are apart.
     my $x2 = post(fail_path($other), $K, {reason => 'card_declined'}, 'Idempotency-Key' => $key);
@@ -236,14 +113,14 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     my $i = invoice($fa, 1, 900);
     my $k = idem();
     my $a = post(record_path($i), $K, '{"reference":"low","amount":899}', 'Idempotency-Key' => $k);
-    check_err($a, 422, 'validation_error', 'amount', '422 first');
+    check_ext_err($a, 422, 'validation_error', 'amount', '422 first');
     same_answer(post(record_path($i), $K, '{"reference":"low","amount":899}', 'Idempotency-Key' => $k),
                 $a, '422 repeated');
-    check_err(post(record_path($i), $K, '{"reference":"low","amount":900}', 'Idempotency-Key' => $k), 409,
+    check_ext_err(post(record_path($i), $K, '{"reference":"low","amount":900}', 'Idempotency-Key' => $k), 409,
               'idempotency_conflict', 'Idempotency-Key', 'the corrected body under the 422\'s key');
     my $nf = post(record_path('00000000-0000-4000-8000-000000000001'), $K, '{"reference":"x","amount":1}',
                   'Idempotency-Key' => $k . '-404');
-    check_err($nf, 404, 'not_found', undef, '404 first');
+    check_ext_err($nf, 404, 'not_found', undef, '404 first');
     same_answer(post(record_path('00000000-0000-4000-8000-000000000001'), $K, '{"reference":"x","amount":1}',
                      'Idempotency-Key' => $k . '-404'), $nf, '404 repeated');
     is payments($i), 0, 'nothing paid';
@@ -255,17 +132,12 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     my $i = invoice($fa, 1, 40);
     my $k = idem();
     my $b = '{"reference":"slow","amount":40}';
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        my $ok = eval { psql("BEGIN; SELECT 1 FROM invoices WHERE id = '$i' FOR UPDATE; SELECT pg_sleep(1.5); COMMIT;"); 1 };
-        POSIX::_exit($ok ? 0 : 1);
-    }
-    ok wait_until(5, sub { one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(1.5)%'
-                                AND state = 'active' AND pid <> pg_backend_pid()") > 0 }), 'the invoice row is locked';
+    my $pid = lock_invoice_row($i, 1.5);
+    ok invoice_row_locked(1.5), 'the invoice row is locked';
     my $h = start_request(req_spec(POST => record_path($i), $K, $b, 'Idempotency-Key' => $k)->@{qw(method path headers body)});
     sleep 0.3;
     my $x = post(record_path($i), $K, $b, 'Idempotency-Key' => $k);
-    check_err($x, 409, 'idempotency_in_progress', 'Idempotency-Key', 'same key while the first is in flight');
+    check_ext_err($x, 409, 'idempotency_in_progress', 'Idempotency-Key', 'same key while the first is in flight');
     is $x->{headers}{'retry-after'}, '1', 'in progress: Retry-After: 1';
     ok !replayed($x), 'in progress: not a replay';
     my $y = post(record_path($i), $K, '{"reference":"other","amount":40}', 'Idempotency-Key' => $k);
@@ -334,14 +206,14 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     same_answer(post(record_path($i), $K, $b, 'Idempotency-Key' => $k), $a, 'Redis record lost: retry');
     is payments($i), 1, 'still one payment';
     forget_redis($K);
-    check_err(post(record_path($i), $K, '{"reference":"lost-2","amount":60}', 'Idempotency-Key' => $k), 409,
+    check_ext_err(post(record_path($i), $K, '{"reference":"lost-2","amount":60}', 'Idempotency-Key' => $k), 409,
               'idempotency_conflict', 'Idempotency-Key', 'Redis record lost: another body is still a conflict');
     # That conflict must not take the key's place: the original request still gets its answer.
     same_answer(post(record_path($i), $K, $b, 'Idempotency-Key' => $k), $a,
                 'Redis record lost, then a conflicting body: the original retry');
     forget_redis($K);
     my $j = invoice($fa, 1, 60);
-    check_err(post(record_path($j), $K, $b, 'Idempotency-Key' => $k), 409, 'idempotency_conflict',
+    check_ext_err(post(record_path($j), $K, $b, 'Idempotency-Key' => $k), 409, 'idempotency_conflict',
               'Idempotency-Key', 'Redis record lost: another invoice under the key is still a conflict');
     is payments($j), 0, 'and it is not paid';
     # the fail route has the same database copy
@@ -361,7 +233,7 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     my $a = post('/v1/ext/control/drain-complete', $kc, undef, 'Idempotency-Key' => $k);
     is $a->{status}, 200, 'drain-complete: 200' or diag diag_resp($a);
     same_answer(post('/v1/ext/control/drain-complete', $kc, undef, 'Idempotency-Key' => $k), $a, 'drain-complete repeated');
-    check_err(post('/v1/ext/control/drain-complete', $kc, '{}', 'Idempotency-Key' => $k), 409,
+    check_ext_err(post('/v1/ext/control/drain-complete', $kc, '{}', 'Idempotency-Key' => $k), 409,
               'idempotency_conflict', 'Idempotency-Key', 'drain-complete: same key, a body this time');
 }
 
@@ -376,7 +248,7 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     my $k = idem();
     my $b = '{"reference":"boom","amount":10}';
     my $x = post(record_path($i), $K, $b, 'Idempotency-Key' => $k);
-    check_err($x, 500, 'internal_error', undef, 'the write fails in the database: 500');
+    check_ext_err($x, 500, 'internal_error', undef, 'the write fails in the database: 500');
     is_deeply psql("SELECT status, reference FROM invoices WHERE id = '$i'")->[0], ['pending_payment', undef],
         'rolled back: the invoice is still pending';
     is events($i), 0, 'no event';
@@ -395,7 +267,7 @@ start_nginx(http_config => "cms_idempotency_ttl 2s;\ncms_idempotency_lock 1s;");
     my $i1 = invoice($fa, 1, 500);
     my $k1 = idem();
     my $a = post(record_path($i1), $KT, '{"reference":"t1","amount":1}', 'Idempotency-Key' => $k1);
-    check_err($a, 422, 'validation_error', 'amount', 'ttl 2s: a 422');
+    check_ext_err($a, 422, 'validation_error', 'amount', 'ttl 2s: a 422');
     same_answer(post(record_path($i1), $KT, '{"reference":"t1","amount":1}', 'Idempotency-Key' => $k1), $a,
                 'ttl 2s: within the retention');
     # a kept 200
@@ -406,7 +278,7 @@ start_nginx(http_config => "cms_idempotency_ttl 2s;\ncms_idempotency_lock 1s;");
     my $p = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
     is $p->{status}, 200, 'ttl 2s: a payment' or diag diag_resp($p);
     same_answer(post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2), $p, 'ttl 2s: the payment within the retention');
-    check_err(post(record_path($i3), $KT, $b2, 'Idempotency-Key' => $k2), 409, 'idempotency_conflict',
+    check_ext_err(post(record_path($i3), $KT, $b2, 'Idempotency-Key' => $k2), 409, 'idempotency_conflict',
               'Idempotency-Key', 'ttl 2s: the key on another invoice within the retention');
     sleep 2.3;
     my $x = post(record_path($i1), $KT, '{"reference":"t1","amount":500}', 'Idempotency-Key' => $k1);
@@ -415,12 +287,12 @@ start_nginx(http_config => "cms_idempotency_ttl 2s;\ncms_idempotency_lock 1s;");
     # After the retention the key is forgotten: the same request runs again (the invoice is
     # paid: 409 invalid_state), and the key may be used for another invoice.
     my $y = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
-    check_err($y, 409, 'invalid_state', undef, 'after the retention the paid request runs afresh');
+    check_ext_err($y, 409, 'invalid_state', undef, 'after the retention the paid request runs afresh');
     ok !replayed($y), 'not a replay' or diag $y->{raw};
     # $y used the key afresh and its answer (a 409) is kept: the key now belongs to it,
     # so on another invoice it conflicts again, for a new retention.
     my $z = post(record_path($i3), $KT, $b2, 'Idempotency-Key' => $k2);
-    check_err($z, 409, 'idempotency_conflict', 'Idempotency-Key',
+    check_ext_err($z, 409, 'idempotency_conflict', 'Idempotency-Key',
               'after the retention the key is taken again by the request that used it');
     is payments($i2), 1, 'the first invoice was paid once';
 }
@@ -445,12 +317,12 @@ SKIP: {
     is payments($i, 'completed'), 1, 'fault (record): the payment was committed';
     # The claim outlives the worker for cms_idempotency_lock (1 s).
     my $busy = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k);
-    check_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'record retried within the lock');
+    check_ext_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'record retried within the lock');
     my $r2 = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk, 'X-Cms-Fault' => 'after-commit');
     is $r2->{status}, 0, 'fault (fail): the connection closes without an answer' or diag diag_resp($r2);
     is payments($fi, 'failed'), 1, 'fault (fail): the failed attempt was committed';
     $busy = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk);
-    check_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'fail retried within the lock');
+    check_ext_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'fail retried within the lock');
     ok wait_until(5, sub { my @w = worker_pids(); @w == 2 && join(',', @w) ne join(',', @workers) }),
        'the master started new workers';
     sleep 1.2;

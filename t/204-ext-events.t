@@ -7,116 +7,12 @@
 use strict;
 use warnings;
 use Cms::Test;
+use Cms::Fixtures qw(:ext);
 use JSON::PP ();
-use Digest::SHA qw(hmac_sha256);
 use Time::HiRes qw(time sleep);
 use IO::Socket::INET ();
 
-# --- helpers (shared by t/20x-ext-*.t; duplicated: t/lib is not ours) ----------------
 my $JSON = JSON::PP->new->utf8->canonical;
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub make_key {
-    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
-sub one { psql($_[0])->[0][0] }
-my $NFAC = 0;
-sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
-sub extension {
-    my ($fac, $status) = @_;
-    one("INSERT INTO extensions (facility_id, name, version, category, status, privileges)
-         VALUES ('$fac', 'billing-" . ++$NFAC . "', '1.0.0', 'payment', '" . ($status || 'running') . "',
-                 '{ext:billing:read,ext:billing:write,ext:control:write}') RETURNING id");
-}
-# An extension key: %o = (fac, ext, live (1), privs ([all three]), expires, revoked, prefix)
-sub ext_key {
-    my %o = @_;
-    my $live = $o{live} // 1;
-    my $k = make_key($o{prefix} // ($live ? 'sk_live_' : 'sk_sandbox_'));
-    my $privs = join ',', @{$o{privs} // [qw(ext:billing:read ext:billing:write ext:control:write)]};
-    my $hash = unpack 'H*', hmac_sha256($k, $PEPPER);
-    psql(sprintf "INSERT INTO extension_keys (extension_id, facility_id, livemode, privileges,
-                  key_prefix, secret_hash, expires_at, revoked_at)
-                  VALUES ('%s', '%s', %s, '{%s}', '%s', decode('%s', 'hex'), %s, %s)",
-         $o{ext}, $o{fac}, $live ? 'true' : 'false', $privs, substr($k, 0, 12), $hash,
-         defined $o{expires} ? "'$o{expires}'" : 'NULL', defined $o{revoked} ? "'$o{revoked}'" : 'NULL');
-    return $k;
-}
-sub invoice {
-    my ($fac, $live, $amount) = @_;
-    one(sprintf "INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
-                 VALUES ('%s', %s, 'patient-%d', %s, 'XOF') RETURNING id",
-        $fac, ($live // 1) ? 'true' : 'false', ++$NFAC, $amount // 5000);
-}
-# A request: body a ref (JSON-encoded, Content-Type set) or a string (sent as is, JSON type).
-sub req_spec {
-    my ($m, $path, $key, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $key" if defined $key;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return { method => $m, path => $path, headers => \@h, body => $body };
-}
-sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
-my $IDEM = 0;
-sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
-# POST with a fresh Idempotency-Key unless one is given in @extra.
-sub post {
-    my ($path, $key, $body, @extra) = @_;
-    my %e = @extra;
-    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
-    return req(POST => $path, $key, $body, @extra);
-}
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-# An error in the extension shape: {"error": {"type", "message", "param"}}.
-sub check_err {
-    my ($r, $status, $type, $param, $name) = @_;
-    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
-    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
-        && defined $e->{message} && !ref $e->{message} && length $e->{message}
-        && exists $e->{param}
-        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
-    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
-    return $ok;
-}
-sub invoice_path { "/v1/ext/billing/invoices/$_[0]" }
-sub record_path { "/v1/ext/billing/payments/$_[0]/record" }
-sub fail_path { "/v1/ext/billing/payments/$_[0]/fail" }
-# --- end of helpers ------------------------------------------------------------------
 
 # --- Redis, spoken directly (RESP) -------------------------------------------------------
 sub redis_cmd {
@@ -229,11 +125,11 @@ my $events0 = one("SELECT count(*) FROM ext_events");
 my $payments0 = one("SELECT count(*) FROM payments");
 
 my $x = post(record_path($pend), $KD, {reference => 'down', amount => 300});
-check_err($x, 500, 'internal_error', undef, 'Redis down: record');
+check_ext_err($x, 500, 'internal_error', undef, 'Redis down: record');
 cmp_ok $x->{elapsed}, '<', 2, sprintf('Redis down: record answered in %.3f s', $x->{elapsed});
 ok !exists $x->{headers}{'idempotent-replayed'}, 'Redis down: not a replay';
-check_err(post(fail_path($pend), $KD, {reason => 'down'}), 500, 'internal_error', undef, 'Redis down: fail');
-check_err(post('/v1/ext/control/drain-complete', $kc), 500, 'internal_error', undef, 'Redis down: drain-complete');
+check_ext_err(post(fail_path($pend), $KD, {reason => 'down'}), 500, 'internal_error', undef, 'Redis down: fail');
+check_ext_err(post('/v1/ext/control/drain-complete', $kc), 500, 'internal_error', undef, 'Redis down: drain-complete');
 is_deeply psql("SELECT status, reference, last_failure FROM invoices WHERE id = '$pend'")->[0],
     ['pending_payment', undef, undef], 'Redis down: the invoice is untouched';
 is one("SELECT count(*) FROM payments"), $payments0, 'Redis down: no payment row';

@@ -9,118 +9,10 @@
 use strict;
 use warnings;
 use Cms::Test;
-use JSON::PP ();
-use Digest::SHA qw(hmac_sha256);
+use Cms::Fixtures qw(:ext);
 use Time::HiRes qw(time sleep);
 use IO::Socket::INET ();
 use File::Path qw(make_path);
-use POSIX ();
-
-# --- helpers (shared by t/20x-ext-*.t; duplicated: t/lib is not ours) ----------------
-my $JSON = JSON::PP->new->utf8->canonical;
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub make_key {
-    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
-sub one { psql($_[0])->[0][0] }
-my $NFAC = 0;
-sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
-sub extension {
-    my ($fac, $status) = @_;
-    one("INSERT INTO extensions (facility_id, name, version, category, status, privileges)
-         VALUES ('$fac', 'billing-" . ++$NFAC . "', '1.0.0', 'payment', '" . ($status || 'running') . "',
-                 '{ext:billing:read,ext:billing:write,ext:control:write}') RETURNING id");
-}
-# An extension key: %o = (fac, ext, live (1), privs ([all three]), expires, revoked, prefix)
-sub ext_key {
-    my %o = @_;
-    my $live = $o{live} // 1;
-    my $k = make_key($o{prefix} // ($live ? 'sk_live_' : 'sk_sandbox_'));
-    my $privs = join ',', @{$o{privs} // [qw(ext:billing:read ext:billing:write ext:control:write)]};
-    my $hash = unpack 'H*', hmac_sha256($k, $PEPPER);
-    psql(sprintf "INSERT INTO extension_keys (extension_id, facility_id, livemode, privileges,
-                  key_prefix, secret_hash, expires_at, revoked_at)
-                  VALUES ('%s', '%s', %s, '{%s}', '%s', decode('%s', 'hex'), %s, %s)",
-         $o{ext}, $o{fac}, $live ? 'true' : 'false', $privs, substr($k, 0, 12), $hash,
-         defined $o{expires} ? "'$o{expires}'" : 'NULL', defined $o{revoked} ? "'$o{revoked}'" : 'NULL');
-    return $k;
-}
-sub invoice {
-    my ($fac, $live, $amount) = @_;
-    one(sprintf "INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
-                 VALUES ('%s', %s, 'patient-%d', %s, 'XOF') RETURNING id",
-        $fac, ($live // 1) ? 'true' : 'false', ++$NFAC, $amount // 5000);
-}
-# A request: body a ref (JSON-encoded, Content-Type set) or a string (sent as is, JSON type).
-sub req_spec {
-    my ($m, $path, $key, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $key" if defined $key;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return { method => $m, path => $path, headers => \@h, body => $body };
-}
-sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
-my $IDEM = 0;
-sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
-# POST with a fresh Idempotency-Key unless one is given in @extra.
-sub post {
-    my ($path, $key, $body, @extra) = @_;
-    my %e = @extra;
-    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
-    return req(POST => $path, $key, $body, @extra);
-}
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body}, 0, 400) }
-# An error in the extension shape: {"error": {"type", "message", "param"}}.
-sub check_err {
-    my ($r, $status, $type, $param, $name) = @_;
-    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
-    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
-        && defined $e->{message} && !ref $e->{message} && length $e->{message}
-        && exists $e->{param}
-        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
-    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
-    return $ok;
-}
-sub invoice_path { "/v1/ext/billing/invoices/$_[0]" }
-sub record_path { "/v1/ext/billing/payments/$_[0]/record" }
-sub fail_path { "/v1/ext/billing/payments/$_[0]/fail" }
-# --- end of helpers ------------------------------------------------------------------
 
 # --- the second host ---------------------------------------------------------------------
 # The harness runs one nginx per file; the second one is started here with its own prefix,
@@ -214,13 +106,6 @@ sub post_at {
     return at($p, POST => $path, $key, $body, @extra);
 }
 
-sub redis_cli {
-    open my $fh, '-|', 'redis-cli', '-p', $ENV{TEST_CMS_REDIS_PORT}, @_ or die "redis-cli: $!";
-    local $/;
-    my $out = <$fh>;
-    close $fh;
-    return $out // '';
-}
 sub payments { one("SELECT count(*) FROM payments WHERE invoice_id = '$_[0]'") }
 sub events { one("SELECT count(*) FROM ext_events WHERE data->'invoice'->>'id' = '$_[0]'") }
 sub replayed { ($_[0]{headers}{'idempotent-replayed'} // '') eq 'true' }
@@ -290,7 +175,7 @@ my $K = $fresh->();
         ok $x->{status} == 200 && $x->{body} eq $o->{body} && replayed($x), "replayed on host $h->[0]"
             or diag diag_resp($x);
     }
-    check_err(at($B, POST => record_path($i), $K, '{"reference":"other","amount":800}', 'Idempotency-Key' => $k),
+    check_ext_err(at($B, POST => record_path($i), $K, '{"reference":"other","amount":800}', 'Idempotency-Key' => $k),
               409, 'idempotency_conflict', 'Idempotency-Key', 'another body on host B');
 }
 
@@ -299,13 +184,8 @@ my $K = $fresh->();
     my $i = invoice($fa, 1, 40);
     my $k = idem();
     my $b = '{"reference":"slow","amount":40}';
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        my $ok = eval { psql("BEGIN; SELECT 1 FROM invoices WHERE id = '$i' FOR UPDATE; SELECT pg_sleep(1.2); COMMIT;"); 1 };
-        POSIX::_exit($ok ? 0 : 1);
-    }
-    ok wait_until(5, sub { one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(1.2)%'
-                                AND state = 'active' AND pid <> pg_backend_pid()") > 0 }), 'the invoice row is locked';
+    my $pid = lock_invoice_row($i, 1.2);
+    ok invoice_row_locked(1.2), 'the invoice row is locked';
     my $ca = start_at($A, POST => record_path($i), $K, $b, 'Idempotency-Key' => $k);
     sleep 0.3;
     my @r = (undef, at($B, POST => record_path($i), $K, $b, 'Idempotency-Key' => $k));
@@ -324,9 +204,7 @@ my $K = $fresh->();
     my $b = '{"reference":"lost","amount":55}';
     my $a = post_at($A, record_path($i), $K, $b, 'Idempotency-Key' => $k);
     is $a->{status}, 200, 'record on host A' or diag diag_resp($a);
-    my $kid = one("SELECT id FROM extension_keys WHERE key_prefix = '" . substr($K, 0, 12) . "'");
-    my @keys = grep { length } split /\n/, redis_cli('--scan', '--pattern', "cms:idem:{$kid}:*");
-    redis_cli('DEL', @keys) if @keys;
+    forget_redis($K);
     my $x = post_at($B, record_path($i), $K, $b, 'Idempotency-Key' => $k);
     ok $x->{status} == 200 && $x->{body} eq $a->{body} && replayed($x),
        'Redis record lost: host B gives the original answer, replayed' or diag diag_resp($x);

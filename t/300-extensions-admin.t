@@ -323,16 +323,17 @@ for my $name ('nope', 'Bad_Name', 'a' x 65) {
 # --- the list ---------------------------------------------------------------------------------
 my $fl = facility();
 my $KL = admin_key($fl, privs => ['admin:extensions:view']);
-my @names;
+my (@names, @values);
 for my $i (1 .. 45) {
     my $name = sprintf 'ext-%02d', 46 - $i;     # inserted out of order
     my $cat = $i % 3 == 0 ? 'insurance' : 'payment';
     my $en = $i % 5 == 0 ? 'false' : 'true';
     my $st = $i % 7 == 0 ? 'reloading' : 'running';
-    psql("INSERT INTO extensions (facility_id, name, version, category, status, is_enabled, privileges)
-          VALUES ('$fl', '$name', '1.$i.0', '$cat', '$st', $en, '{}')");
+    push @values, "('$fl', '$name', '1.$i.0', '$cat', '$st', $en, '{}', now() - interval '$i minutes')";
     push @names, $name;
 }
+psql("INSERT INTO extensions (facility_id, name, version, category, status, is_enabled, privileges, updated_at) VALUES "
+     . join(', ', @values));
 @names = sort @names;
 my %row = map { $_->[0] => { name => $_->[0], version => $_->[1], category => $_->[2], is_enabled => $_->[3] eq 't',
                              status => $_->[4] } }
