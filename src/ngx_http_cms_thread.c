@@ -89,7 +89,7 @@ ngx_http_cms_thread_handler(void *data, ngx_log_t *log)
      */
     if (!niced) {
         niced = 1;
-        (void) setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), 10);
+        (void) setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), 19);
     }
 #endif
 
