@@ -12,7 +12,7 @@
 # machine has 2 cores, and wrk, nginx and PostgreSQL share them, so one worker keeps the
 # comparison about per-request cost rather than about core scheduling.
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
-# BENCH_PG_MAX [16] (the module's pool size).
+# BENCH_PG_MAX [4] (the module's pool size).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +24,7 @@ fi
 
 secs=${BENCH_SECONDS:-10}
 conns=${BENCH_CONNECTIONS:-32}
-pg_max=${BENCH_PG_MAX:-16}
+pg_max=${BENCH_PG_MAX:-4}
 module=$TEST_CMS_MODULE
 pg=$TEST_CMS_PG_PORT
 redis=$TEST_CMS_REDIS_PORT
@@ -236,7 +236,7 @@ SQL
 cat >"$prefix/fail.sql" <<SQL
 \\set k random(1, 2000000000)
 $extauth
-SELECT status, body, replayed FROM cms_payment_apply('failed', '$fac', true, '$inv', 'bench:' || :k || ':' || clock_timestamp(), 'fp', NULL, NULL::numeric, NULL, 'insufficient_funds');
+SELECT status, body, replayed FROM cms_payment_apply('failed', '$fac', true, '$inv', 'bench:' || :k || ':' || clock_timestamp(), 'fp', NULL, NULL::numeric, NULL, 'insufficient_funds', interval '24 hours');
 SQL
 
 snapshot "/v1/ext/billing/invoices/$inv" invoice.json -H "Authorization: Bearer $(head -1 "$prefix/extkeys.txt")"
