@@ -259,6 +259,57 @@ b=$rate
 run_pgbench "the same two statements" "$prefix/fail.sql"
 row "POST .../payments/{id}/fail" "$a" "$b" "$tps"
 
+# The idempotent record POST: every request pays a pending invoice of its
+# own (ids md5('inv' || n)), with a fresh Idempotency-Key; pgbench pays
+# others, from n = 300001 on, through the same statement.
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO invoices (id, facility_id, livemode, patient_id, amount, currency)
+    SELECT md5('inv' || n)::uuid, '$fac', true, 'p' || n, 1000, 'XOF'
+      FROM generate_series(1, 600000) n;
+    CREATE SEQUENCE bench_inv START 300001;
+    ANALYZE invoices;"
+psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+    -c "SELECT md5('inv' || n)::uuid FROM generate_series(1, 300000) n" >"$prefix/invoices.txt"
+cat >"$prefix/record.lua" <<LUA
+local keys, inv, i, j = {}, {}, 0, 0
+for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
+for line in io.lines("$prefix/invoices.txt") do inv[#inv + 1] = line end
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+function init(args)
+    math.randomseed(os.time() * 100 + tid)
+    i = math.random(#keys)
+    j = (tid - 1) * 150000
+end
+request = function()
+    i = i % #keys + 1
+    j = j + 1
+    return wrk.format("POST", "/v1/ext/billing/payments/" .. inv[j] .. "/record", {
+        ["Authorization"] = "Bearer " .. keys[i],
+        ["Content-Type"] = "application/json",
+        ["Idempotency-Key"] = string.format("rec-%d-%d", tid, j) },
+        '{"reference":"bench","amount":1000,"method":"cash"}')
+end
+LUA
+cat >"$prefix/record.sql" <<SQL
+\\set k random(1, 2000000000)
+$extauth
+SELECT status, body, replayed FROM cms_payment_apply('completed', '$fac', true, md5('inv' || nextval('bench_inv'))::uuid, 'bench:' || :k || ':' || clock_timestamp(), 'fp', 'bench', 1000, 'cash', NULL, interval '24 hours');
+SQL
+snapshot "/v1/ext/billing/payments/$(sed -n 299999p "$prefix/invoices.txt")/record" record.json -X POST \
+    -H 'Content-Type: application/json' -H "Idempotency-Key: bench-record" \
+    -d '{"reference":"bench","amount":1000,"method":"cash"}' \
+    -H "Authorization: Bearer $(sed -n 3p "$prefix/extkeys.txt")"
+run_wrk "idempotent POST record" "/v1/ext/billing/payments/x/record" -s "$prefix/record.lua"
+a=$rate
+run_wrk "static file of the same size" /static/record.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/record.sql"
+row "POST .../payments/{id}/record" "$a" "$b" "$tps"
+
 echo
 printf '%-34s %10s %10s %10s %8s %8s\n' "route" "route/s" "static/s" "pgbench" "/static" "/pgbench"
 printf '%s\n' "${results[@]}"
