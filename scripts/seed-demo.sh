@@ -13,7 +13,8 @@
 # Then mints a session token and a new API key with every scope (each run adds a key).
 #
 # Extensions: reuses the oldest facility named "Demo Clinic", else creates it; reuses its
-# extension billing-demo, else creates it (1.0.0, category payment, running, required
+# extension billing (the demo's own, so that examples/extensions/billing-demo.toml
+# stays free to install), else creates it (1.0.0, category payment, running, required
 # privilege billing:view, privileges ext:billing:read,ext:billing:write,ext:control:write);
 # mints a new live and a new sandbox extension key (each run adds two); tops the facility
 # up to 3 live and 1 sandbox pending_payment invoices (amounts 5000, 12500, 750 and 2500
@@ -101,12 +102,12 @@ if [ -z "$facility_id" ]; then
 fi
 
 extension_id=$(sql -v fid="$facility_id" <<'SQL'
-SELECT id FROM extensions WHERE facility_id = :'fid' AND name = 'billing-demo'
+SELECT id FROM extensions WHERE facility_id = :'fid' AND name = 'billing'
 SQL
 )
 
 if [ -z "$extension_id" ]; then
-    extension_id=$(admin_ extension create --facility "$facility_id" --name billing-demo \
+    extension_id=$(admin_ extension create --facility "$facility_id" --name billing \
                        --version 1.0.0 --category payment --status running \
                        --required-privilege billing:view \
                        --privileges ext:billing:read,ext:billing:write,ext:control:write)
