@@ -162,7 +162,7 @@ is one("SELECT count(*) FROM categories WHERE name = 'x'"), 0, 'no refused creat
 my $theirs = mkcat($K2, { name => 'Theirs' });
 {
     my $c = mkcat($K, { name => 'Patch me', description => 'old' });
-    sleep 0.05;
+    select(undef, undef, undef, 0.05);    # core sleep takes whole seconds
     my $p = req(PATCH => "/v1/api/categories/$c->{id}", $K,
                 { name => 'Patched', description => 'new', accent_color => '#000', image_url => 'https://i.example/p.png',
                   display_order => 7 });
