@@ -214,7 +214,7 @@ invalid:
 /*
  * Parses the conninfo with libpq's own (pure) parser and refuses what
  * would block a worker: a host name (libpq resolves it with a blocking
- * getaddrinfo()), a service file, TLS (buffered plaintext is invisible to
+ * name lookup), a service file, TLS (buffered plaintext is invisible to
  * the readiness checks).  Adds what non-blocking operation needs.
  */
 static char *
@@ -281,7 +281,7 @@ ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
                            "cms_postgres: use \"hostaddr=\" with an IP "
                            "address or \"host=\" with a socket folder; a "
                            "host name would be resolved by a blocking "
-                           "getaddrinfo() in the worker");
+                           "name lookup in the worker");
         goto failed;
     }
 
