@@ -19,154 +19,11 @@ use File::Path qw(make_path);
 use MIME::Base64 qw(encode_base64);
 use File::Temp ();
 
-# --- helpers (shared by t/30x-extensions-*.t; duplicated: t/lib is not ours) -----------
-my $JSON = JSON::PP->new->utf8->canonical;
-my @B62 = ('0' .. '9', 'A' .. 'Z', 'a' .. 'z');
-sub base62 {
-    my ($bytes, $width) = @_;
-    my @n = unpack 'C*', $bytes;
-    my $out = '';
-    while (grep { $_ } @n) {
-        my $rem = 0;
-        for my $i (0 .. $#n) {
-            my $v = $rem * 256 + $n[$i];
-            $n[$i] = int($v / 62);
-            $rem = $v % 62;
-        }
-        $out = $B62[$rem] . $out;
-    }
-    return ('0' x ($width - length $out)) . $out;
-}
-sub crc32 {
-    my $crc = 0xffffffff;
-    for my $c (unpack 'C*', shift) {
-        $crc ^= $c;
-        $crc = ($crc & 1) ? (($crc >> 1) ^ 0xedb88320) : ($crc >> 1) for 1 .. 8;
-    }
-    return $crc ^ 0xffffffff;
-}
-sub make_key {
-    my $s = shift() . base62(join('', map { chr int rand 256 } 1 .. 32), 43);
-    return $s . base62(pack('N', crc32($s)), 6);
-}
-sub master_secret {
-    open my $fh, '<', prefix() . '/conf/secret.key' or die "secret.key: $!";
-    local $/;
-    my $s = <$fh>;
-    $s =~ s/\s+\z//;
-    return $s;
-}
-my $PEPPER = hmac_sha256('cms api key pepper v1', master_secret());
-sub one { psql($_[0])->[0][0] }
-sub q_ { (my $s = shift) =~ s/'/''/g; "'$s'" }
-
-# cms-admin with the file's database and secret; returns its stdout (chomped), dies on failure.
-my $ADMIN_BIN = $ENV{TEST_CMS_ADMIN} || (($ENV{TEST_CMS_ROOT} || '.') . '/build-test/cms-admin');
-sub cms_admin {
-    my @args = @_;
-    local $ENV{CMS_DATABASE_URL} = "hostaddr=127.0.0.1 port=$ENV{TEST_CMS_PG_PORT} dbname=" . db_name() . ' user=postgres';
-    local $ENV{CMS_SECRET_FILE} = prefix() . '/conf/secret.key';
-    open my $fh, '-|', $ADMIN_BIN, @args or die "cms-admin: $!";
-    local $/;
-    my $out = <$fh> // '';
-    close $fh;
-    die "cms-admin @args: exit " . ($? >> 8) . "\n" if $?;
-    $out =~ s/\s+\z//;
-    return $out;
-}
-my $NFAC = 0;
-sub facility { one("INSERT INTO facilities (name) VALUES ('facility " . ++$NFAC . "') RETURNING id") }
-# An admin credential made by SQL (fast; cms-admin makes the others): %o = (privs, revoked)
-sub admin_key {
-    my ($fac, %o) = @_;
-    my $k = make_key('sk_admin_');
-    my $privs = join ',', @{$o{privs} // [qw(admin:extensions:view admin:extensions:manage)]};
-    psql(sprintf "INSERT INTO admin_credentials (facility_id, name, privileges, key_prefix, secret_hash, revoked_at)
-                  VALUES ('%s', 'test', '{%s}', '%s', decode('%s', 'hex'), %s)",
-         $fac, $privs, substr($k, 0, 13), unpack('H*', hmac_sha256($k, $PEPPER)),
-         $o{revoked} ? 'now()' : 'NULL');
-    return $k;
-}
-sub req_spec {
-    my ($m, $path, $key, $body, @extra) = @_;
-    my @h;
-    push @h, Authorization => "Bearer $key" if defined $key;
-    if (defined $body) {
-        push @h, 'Content-Type' => 'application/json';
-        $body = $JSON->encode($body) if ref $body;
-    }
-    push @h, @extra;
-    return { method => $m, path => $path, headers => \@h, body => $body };
-}
-sub req { my $s = req_spec(@_); http($s->{method}, $s->{path}, $s->{headers}, $s->{body}) }
-my $IDEM = 0;
-sub idem { sprintf 'idem-%d-%d-%s', $$, ++$IDEM, int rand 1e9 }
-sub post {
-    my ($path, $key, $body, @extra) = @_;
-    my %e = @extra;
-    push @extra, 'Idempotency-Key' => idem() unless grep { lc $_ eq 'idempotency-key' } keys %e;
-    return req(POST => $path, $key, $body, @extra);
-}
-sub diag_resp { my $r = shift; "got $r->{status} " . substr($r->{error} // $r->{body} // '', 0, 600) }
-sub check_err {
-    my ($r, $status, $type, $param, $name) = @_;
-    my $e = ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef;
-    my $ok = $r->{status} == $status && ref $e eq 'HASH' && ($e->{type} // '') eq $type
-        && defined $e->{message} && !ref $e->{message} && length $e->{message}
-        && exists $e->{param}
-        && (defined $param ? (defined $e->{param} && $e->{param} eq $param) : 1);
-    ok $ok, "$name: $status $type" . (defined $param ? " param $param" : '') or diag diag_resp($r);
-    return $ok;
-}
-my $MDIR = prefix() . '/manifests';
-make_path($MDIR);
-chmod 0755, $MDIR;
-sub put_manifest {
-    my ($file, $text) = @_;
-    open my $fh, '>:raw', "$MDIR/$file" or die "$MDIR/$file: $!";
-    print $fh $text;
-    close $fh;
-    chmod 0644, "$MDIR/$file";
-}
-sub toml_value {
-    my $v = shift;
-    return $v ? 'true' : 'false' if JSON::PP::is_bool($v);
-    return '[' . join(', ', map { toml_value($_) } @$v) . ']' if ref $v eq 'ARRAY';
-    return $$v if ref $v eq 'SCALAR';                 # \'42': a bare number
-    return $JSON->encode("$v");
-}
-# manifest(name => N, privileges => [...], required_privilege => P, fields => [[f, {type, required, default}], ...])
-sub manifest {
-    my %m = @_;
-    my $t = "[extension]\n";
-    $t .= "name = " . toml_value($m{name}) . "\n";
-    $t .= "version = " . toml_value($m{version} // '1.0.0') . "\n";
-    $t .= "category = " . toml_value($m{category} // 'payment') . "\n";
-    $t .= "required_privilege = " . toml_value($m{required_privilege} // 'billing:view') . "\n";
-    $t .= "privileges = " . toml_value($m{privileges} // [qw(ext:billing:read ext:billing:write ext:control:write)]) . "\n";
-    for my $f (@{$m{fields} // []}) {
-        my ($fname, $spec) = @$f;
-        $t .= "\n[extension.config.$fname]\n";
-        $t .= "$_ = " . toml_value($spec->{$_}) . "\n" for grep { exists $spec->{$_} } qw(type required default);
-    }
-    return $t;
-}
-sub install {
-    my ($key, $url, $config, @extra) = @_;
-    return post('/v1/extensions', $key, { manifest_url => $url, (defined $config ? (config => $config) : ()) }, @extra);
-}
-sub ext_status { one("SELECT status FROM extensions WHERE facility_id = '$_[0]' AND name = " . q_($_[1])) }
-sub wait_status { my ($fac, $name, $st, $secs) = @_; wait_until($secs // 4, sub { (ext_status($fac, $name) // '') eq $st }) }
-sub redis_cli {
-    open my $fh, '-|', 'redis-cli', '-p', $ENV{TEST_CMS_REDIS_PORT}, @_ or die "redis-cli: $!";
-    local $/;
-    my $out = <$fh>;
-    close $fh;
-    return $out // '';
-}
-my $UUID = qr/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-my $TS = qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-# --- end of helpers ------------------------------------------------------------------
+# --- helpers: t/lib/Cms/Fixtures.pm (shared with the other API tests) and
+# t/lib/Cms/ExtFixtures.pm (admin keys, cms-admin, manifests, installs) ------------
+use Cms::Fixtures qw(base62 crc32 make_key master_secret one req_spec req idem post diag_resp
+                     facility redis_cli $UUID);
+use Cms::ExtFixtures qw(:all);
 
 set_conf_defaults(http_config => "cms_extensions_manifests $MDIR;");
 start_nginx();
@@ -176,7 +33,10 @@ my @ANSWERS;
 {
     no warnings 'redefine';
     my $orig = \&req;
-    *req = sub { my $r = $orig->(@_); push @ANSWERS, $r; $r };
+    # post and install send through Cms::Fixtures::req: keep theirs too
+    my $keep = sub { my $r = $orig->(@_); push @ANSWERS, $r; $r };
+    *req = $keep;
+    *Cms::Fixtures::req = $keep;
 }
 
 my @SECRETS;
