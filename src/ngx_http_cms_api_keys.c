@@ -45,8 +45,6 @@ static ngx_int_t ngx_http_cms_api_keys_got(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_api_keys_scopes(ngx_http_request_t *r,
     json_t *scopes, ngx_str_t *out);
-static ngx_int_t ngx_http_cms_api_keys_mint(ngx_http_request_t *r,
-    ngx_str_t *secret, ngx_str_t *prefix, ngx_str_t *hash);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_insert_sql =
@@ -131,7 +129,8 @@ ngx_http_cms_api_keys_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     secret = ngx_palloc(r->pool, sizeof(ngx_str_t));
     if (secret == NULL
-        || ngx_http_cms_api_keys_mint(r, secret, &args[3], &args[4])
+        || ngx_http_cms_crypto_mint_key(r, "svc_live_", secret, &args[3],
+                                        &args[4])
            != NGX_OK)
     {
         return NGX_ERROR;
@@ -228,48 +227,6 @@ ngx_http_cms_api_keys_scopes(ngx_http_request_t *r, json_t *scopes,
     }
 
     out->len = p - out->data;
-
-    return NGX_OK;
-}
-
-
-/* a fresh key: the secret shown once, its visible prefix, its HMAC (hex) */
-static ngx_int_t
-ngx_http_cms_api_keys_mint(ngx_http_request_t *r, ngx_str_t *secret,
-    ngx_str_t *prefix, ngx_str_t *hash)
-{
-    cms_key_t                  k;
-    ngx_http_cms_main_conf_t  *mcf;
-    unsigned char              raw[NGX_HTTP_CMS_KEY_SECRET_LEN], mac[32];
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    secret->data = ngx_pnalloc(r->pool, CMS_KEY_MAX_LEN);
-    prefix->data = ngx_pnalloc(r->pool, CMS_KEY_VISIBLE_MAX);
-    hash->data = ngx_pnalloc(r->pool, 2 * sizeof(mac));
-
-    if (secret->data == NULL || prefix->data == NULL || hash->data == NULL
-        || ngx_http_cms_crypto_random(raw, sizeof(raw)) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    secret->len = cms_key_format("svc_live_", raw, (char *) secret->data,
-                                 CMS_KEY_MAX_LEN);
-    ngx_explicit_memzero(raw, sizeof(raw));
-
-    if (secret->len == 0
-        || cms_key_parse((char *) secret->data, secret->len, &k) != CMS_KEY_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    prefix->len = cms_key_visible_prefix(&k, (char *) prefix->data,
-                                         CMS_KEY_VISIBLE_MAX);
-
-    cms_key_hash(mcf->api_pepper, (char *) secret->data, secret->len, mac);
-    cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
-    hash->len = 2 * sizeof(mac);
 
     return NGX_OK;
 }

@@ -12,6 +12,8 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
 #include "cms_kdf.h"
+#include "cms_key.h"
+#include "cms_hex.h"
 
 
 #define NGX_HTTP_CMS_SECRET_MAX        4096
@@ -212,6 +214,48 @@ ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
 
     out->len = ngx_hex_dump(out->data, buf, 12 + plain->len + 16) - out->data;
     ngx_explicit_memzero(buf, 12 + plain->len + 16);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_mint_key(ngx_http_request_t *r, const char *prefix,
+    ngx_str_t *secret, ngx_str_t *visible, ngx_str_t *hash)
+{
+    cms_key_t                  k;
+    ngx_http_cms_main_conf_t  *mcf;
+    unsigned char              raw[32], mac[32];
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    secret->data = ngx_pnalloc(r->pool, CMS_KEY_MAX_LEN);
+    visible->data = ngx_pnalloc(r->pool, CMS_KEY_VISIBLE_MAX);
+    hash->data = ngx_pnalloc(r->pool, 2 * sizeof(mac));
+
+    if (secret->data == NULL || visible->data == NULL || hash->data == NULL
+        || ngx_http_cms_crypto_random(raw, sizeof(raw)) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    secret->len = cms_key_format(prefix, raw, (char *) secret->data,
+                                 CMS_KEY_MAX_LEN);
+    ngx_explicit_memzero(raw, sizeof(raw));
+
+    if (secret->len == 0
+        || cms_key_parse((char *) secret->data, secret->len, &k) != CMS_KEY_OK
+        || cms_key_hash(mcf->api_pepper, (char *) secret->data, secret->len,
+                        mac) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    visible->len = cms_key_visible_prefix(&k, (char *) visible->data,
+                                          CMS_KEY_VISIBLE_MAX);
+
+    cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
+    hash->len = 2 * sizeof(mac);
 
     return NGX_OK;
 }

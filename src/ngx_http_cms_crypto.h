@@ -43,6 +43,16 @@ ngx_int_t ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n,
 ngx_int_t ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
     ngx_str_t *plain, ngx_str_t *out);
 
+/*
+ * A fresh key of kind "prefix" (cms_key format, 32 random bytes): the
+ * secret (answered once, never stored), its visible prefix and the hex
+ * HMAC-SHA256(pepper, key) that is stored, all in r->pool.
+ * NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_crypto_mint_key(ngx_http_request_t *r,
+    const char *prefix, ngx_str_t *secret, ngx_str_t *visible,
+    ngx_str_t *hash);
+
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
 

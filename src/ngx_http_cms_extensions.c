@@ -95,8 +95,6 @@ static ngx_int_t ngx_http_cms_extensions_value(ngx_http_request_t *r,
     json_t *row);
 static json_t *ngx_http_cms_extensions_describe(cms_manifest_t *m);
 static json_t *ngx_http_cms_extensions_default(const cms_toml_node_t *def);
-static ngx_int_t ngx_http_cms_extensions_mint(ngx_http_request_t *r,
-    ngx_str_t *secret, ngx_str_t *prefix, ngx_str_t *hash);
 static ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_extensions_invalid(ngx_http_request_t *r,
@@ -692,7 +690,8 @@ ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
         return rc;
     }
 
-    if (ngx_http_cms_extensions_mint(r, &secret, &args[10], &args[11])
+    if (ngx_http_cms_crypto_mint_key(r, "sk_live_", &secret, &args[10],
+                                     &args[11])
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -1207,7 +1206,8 @@ ngx_http_cms_extensions_rotate(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     p = ngx_pnalloc(r->pool, NGX_TIME_T_LEN);
 
     if (secret == NULL || p == NULL
-        || ngx_http_cms_extensions_mint(r, secret, &args[2], &args[3])
+        || ngx_http_cms_crypto_mint_key(r, "sk_live_", secret, &args[2],
+                                        &args[3])
            != NGX_OK)
     {
         return NGX_ERROR;
@@ -1349,49 +1349,6 @@ ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
     body.len = p - body.data;
 
     return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
-}
-
-
-/* a fresh sk_live_ key: the secret (answered once), prefix, HMAC (hex) */
-static ngx_int_t
-ngx_http_cms_extensions_mint(ngx_http_request_t *r, ngx_str_t *secret,
-    ngx_str_t *prefix, ngx_str_t *hash)
-{
-    cms_key_t                  k;
-    ngx_http_cms_main_conf_t  *mcf;
-    unsigned char              raw[32], mac[32];
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    secret->data = ngx_pnalloc(r->pool, CMS_KEY_MAX_LEN);
-    prefix->data = ngx_pnalloc(r->pool, CMS_KEY_VISIBLE_MAX);
-    hash->data = ngx_pnalloc(r->pool, 2 * sizeof(mac));
-
-    if (secret->data == NULL || prefix->data == NULL || hash->data == NULL
-        || ngx_http_cms_crypto_random(raw, sizeof(raw)) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    secret->len = cms_key_format("sk_live_", raw, (char *) secret->data,
-                                 CMS_KEY_MAX_LEN);
-    ngx_explicit_memzero(raw, sizeof(raw));
-
-    if (secret->len == 0
-        || cms_key_parse((char *) secret->data, secret->len, &k) != CMS_KEY_OK
-        || cms_key_hash(mcf->api_pepper, (char *) secret->data, secret->len,
-                        mac) != 0)
-    {
-        return NGX_ERROR;
-    }
-
-    prefix->len = cms_key_visible_prefix(&k, (char *) prefix->data,
-                                         CMS_KEY_VISIBLE_MAX);
-
-    cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
-    hash->len = 2 * sizeof(mac);
-
-    return NGX_OK;
 }
 
 
