@@ -109,8 +109,8 @@ nginx_env() {
     local env=()
     if [ "${CMS_ASAN:-0}" = 1 ]; then
         env=(LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-             ASAN_OPTIONS="detect_leaks=0:log_path=$prefix/logs/asan"
-             UBSAN_OPTIONS="print_stacktrace=1:log_path=$prefix/logs/ubsan")
+             ASAN_OPTIONS="detect_leaks=0:log_path=stderr"
+             UBSAN_OPTIONS="print_stacktrace=1")
     fi
     env "${env[@]}" "$@"
 }

@@ -22,6 +22,7 @@
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_query.h"
 #include "cms_sanitize.h"
 #include "cms_text.h"
 #include "cms_uuid.h"
@@ -89,7 +90,7 @@ static ngx_int_t ngx_http_cms_articles_tags(ngx_http_request_t *r,
     json_t *body, json_t *patch);
 static ngx_int_t ngx_http_cms_articles_id(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *id);
-static ngx_uint_t ngx_http_cms_articles_status_valid(const char *s);
+static ngx_uint_t ngx_http_cms_articles_status_valid(ngx_str_t *s);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_save_sql =
@@ -191,37 +192,37 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 static ngx_int_t
 ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    ngx_int_t   rc;
     ngx_str_t   args[5];
     ngx_uint_t  limit, offset;
 
     args[0] = ctx->principal.workspace_id;
 
-    if (ngx_http_arg(r, (u_char *) "locale", 6, &args[1]) != NGX_OK) {
-        ngx_str_null(&args[1]);
+    rc = ngx_http_cms_query_arg(r, "locale", 64, &args[1]);
 
-    } else if (!cms_locale_valid((char *) args[1].data, args[1].len)) {
+    if (rc == NGX_OK && !cms_locale_valid((char *) args[1].data, args[1].len))
+    {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "locale");
     }
 
-    if (ngx_http_arg(r, (u_char *) "status", 6, &args[2]) != NGX_OK) {
-        ngx_str_null(&args[2]);
-
-    } else {
-        args[2].data = ngx_pstrdup(r->pool, &args[2]);
-
-        if (args[2].data == NULL) {
-            return NGX_ERROR;
-        }
-
-        args[2].data[args[2].len] = '\0';
-
-        if (!ngx_http_cms_articles_status_valid((char *) args[2].data)) {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS,
-                                     "status");
-        }
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
     }
 
-    ngx_http_cms_router_page(r, 50, 100, &limit, &offset);
+    rc = ngx_http_cms_query_arg(r, "status", 64, &args[2]);
+
+    if (rc == NGX_OK && !ngx_http_cms_articles_status_valid(&args[2])) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS, "status");
+    }
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_router_page(r, 50, 100, &limit, &offset);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
     if (ngx_http_cms_router_page_args(r, limit, offset, &args[3]) != NGX_OK) {
         return NGX_ERROR;
@@ -604,7 +605,7 @@ ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
 
 
     if (v[4].data != NULL
-        && !ngx_http_cms_articles_status_valid((char *) v[4].data))
+        && !ngx_http_cms_articles_status_valid(&v[4]))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS, "status");
     }
@@ -785,18 +786,11 @@ ngx_http_cms_articles_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 static ngx_uint_t
-ngx_http_cms_articles_status_valid(const char *s)
+ngx_http_cms_articles_status_valid(ngx_str_t *s)
 {
-    ngx_uint_t  i;
+    static const char *const  statuses[] = { "draft", "in_review",
+                                             "scheduled", "published",
+                                             "archived", NULL };
 
-    static const char  *statuses[] = { "draft", "in_review", "scheduled",
-                                       "published", "archived", NULL };
-
-    for (i = 0; statuses[i]; i++) {
-        if (ngx_strcmp(s, statuses[i]) == 0) {
-            return 1;
-        }
-    }
-
-    return 0;
+    return cms_str_one_of((const char *) s->data, s->len, statuses);
 }

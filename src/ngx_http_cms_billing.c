@@ -359,12 +359,16 @@ ngx_http_cms_billing_amount(ngx_http_request_t *r, json_t *v, ngx_str_t *out)
                                      "amount", "amount is required");
     }
 
-    if (!json_is_number(v) || json_number_value(v) <= 0
-        || json_number_value(v) > 1e15)
-    {
+    if (!json_is_number(v) || json_number_value(v) <= 0) {
         return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
                                      "amount", "amount must be a number "
                                      "greater than 0");
+    }
+
+    if (json_number_value(v) > 1e15) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
+                                     "amount", "amount must be at most "
+                                     "10^15");
     }
 
     p = ngx_pnalloc(r->pool, 64);
@@ -420,7 +424,7 @@ ngx_http_cms_fault(ngx_http_request_t *r, const char *point)
 
     static ngx_str_t  name = ngx_string("X-Cms-Fault");
 
-    v = ngx_http_cms_router_header(r, &name);
+    v = ngx_http_cms_router_header(r, &name, NULL);
 
     return v != NULL && v->len == ngx_strlen(point)
            && ngx_strncmp(v->data, point, v->len) == 0;

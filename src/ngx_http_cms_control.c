@@ -11,6 +11,7 @@
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
@@ -44,14 +45,13 @@ ngx_http_cms_route_t  ngx_http_cms_control_routes[] = {
 static ngx_int_t
 ngx_http_cms_control_drained(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    ngx_int_t  rc;
     ngx_str_t  args[2];
 
     /* the route takes no fields; an empty body or {} is fine */
-    if (ctx->body != NULL && (!json_is_object(ctx->body)
-                              || json_object_size(ctx->body) != 0))
-    {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     NULL, "This route takes no body");
+    rc = ngx_http_cms_json_no_body(r, ctx->body);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     args[0] = ctx->principal.extension_id;

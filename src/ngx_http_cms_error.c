@@ -13,6 +13,15 @@
 #include "ngx_http_cms_json.h"
 
 
+/* the longest message and param an error body echoes (bytes, cut "...") */
+#define NGX_HTTP_CMS_ERROR_MESSAGE_MAX  200
+#define NGX_HTTP_CMS_ERROR_PARAM_MAX    64
+
+
+static ngx_int_t ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s,
+    size_t max);
+
+
 #define ngx_http_cms_err(status, code, type, msg)                            \
     { status, ngx_string(code), ngx_string(type), ngx_string(msg) }
 
@@ -120,6 +129,23 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
     ngx_http_cms_err(400, "invalid_request", "invalid_request",
                      "Idempotency-Key must be 1 to 255 printable ASCII "
                      "characters"),
+
+    /* what nginx answers by itself, before or around the module */
+    ngx_http_cms_err(408, "request_timeout", "request_timeout",
+                     "The request was not received in time"),
+    ngx_http_cms_err(411, "length_required", "invalid_request",
+                     "The request needs a Content-Length"),
+    ngx_http_cms_err(414, "uri_too_long", "invalid_request",
+                     "The request URI is too long"),
+    ngx_http_cms_err(501, "not_implemented", "invalid_request",
+                     "The request uses a transfer coding or method this "
+                     "server does not implement"),
+    ngx_http_cms_err(502, "bad_gateway", "bad_gateway",
+                     "An upstream server answered badly"),
+    ngx_http_cms_err(504, "gateway_timeout", "gateway_timeout",
+                     "An upstream server did not answer in time"),
+    ngx_http_cms_err(505, "http_version_not_supported", "invalid_request",
+                     "The HTTP version is not supported"),
 };
 
 
@@ -218,8 +244,8 @@ ngx_http_cms_error_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t *status, ngx_str_t *body)
 {
     json_t                      *root, *inner, *param;
-    const char                  *msg;
     ngx_int_t                    rc;
+    ngx_str_t                    msg, pm;
     ngx_uint_t                   code;
     const ngx_http_cms_error_t  *e;
 
@@ -228,22 +254,36 @@ ngx_http_cms_error_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     e = ngx_http_cms_error_get(code);
 
     *status = e->status;
-    msg = ctx->has_err && ctx->err.message ? ctx->err.message
-                                          : (const char *) e->message.data;
+
+    if (ctx->has_err && ctx->err.message) {
+        msg.data = (u_char *) ctx->err.message;
+        msg.len = ngx_strlen(ctx->err.message);
+
+    } else {
+        msg = e->message;
+    }
+
+    pm = ctx->has_err ? ctx->err.param : (ngx_str_t) ngx_null_string;
+
+    /* echoes are bounded: a client's 100 KB field name is not sent back */
+    if (ngx_http_cms_error_cut(r->pool, &msg, NGX_HTTP_CMS_ERROR_MESSAGE_MAX)
+        != NGX_OK
+        || ngx_http_cms_error_cut(r->pool, &pm, NGX_HTTP_CMS_ERROR_PARAM_MAX)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     if (ctx->shape == NGX_HTTP_CMS_SHAPE_EXT) {
-        param = ctx->has_err && ctx->err.param.len
-                ? json_stringn((char *) ctx->err.param.data,
-                               ctx->err.param.len)
-                : json_null();
+        param = pm.len ? json_stringn((char *) pm.data, pm.len) : json_null();
 
-        inner = json_pack("{s:s%, s:s, s:o}",
+        inner = json_pack("{s:s%, s:s%, s:o}",
                           "type", e->type.data, e->type.len,
-                          "message", msg, "param", param);
+                          "message", msg.data, msg.len, "param", param);
         root = inner ? json_pack("{s:o}", "error", inner) : NULL;
 
     } else {
-        root = json_pack("{s:s, s:s%}", "error", msg,
+        root = json_pack("{s:s%, s:s%}", "error", msg.data, msg.len,
                          "code", e->code.data, e->code.len);
     }
 
@@ -255,4 +295,53 @@ ngx_http_cms_error_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     json_decref(root);
 
     return rc;
+}
+
+
+/*
+ * Cuts "s" to at most "max" bytes, ending in "..." when cut, at a UTF-8
+ * character boundary, and with control characters (which JSON escapes
+ * six bytes each) replaced by "?", so the escaped text stays near "max".
+ */
+static ngx_int_t
+ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s, size_t max)
+{
+    u_char  *p;
+    size_t   i, len;
+
+    len = s->len;
+
+    if (len > max) {
+        len = max - 3;
+
+        while (len > 0 && (s->data[len] & 0xc0) == 0x80) {
+            len--;
+        }
+    }
+
+    for (i = 0; i < len && s->data[i] >= 0x20 && s->data[i] != 0x7f; i++) {
+        /* void */
+    }
+
+    if (len == s->len && i == len) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(pool, len + 3);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        p[i] = (s->data[i] < 0x20 || s->data[i] == 0x7f) ? '?' : s->data[i];
+    }
+
+    if (len < s->len) {
+        p[len++] = '.'; p[len++] = '.'; p[len++] = '.';
+    }
+
+    s->data = p;
+    s->len = len;
+
+    return NGX_OK;
 }

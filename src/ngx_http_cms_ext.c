@@ -25,14 +25,21 @@ static ngx_int_t ngx_http_cms_ext_date_valid(u_char *p, size_t len);
 ngx_int_t
 ngx_http_cms_ext_version(ngx_http_request_t *r)
 {
-    ngx_str_t  *v;
+    ngx_str_t   *v;
+    ngx_uint_t   n;
 
     static ngx_str_t  name = ngx_string("Service-Version");
 
-    v = ngx_http_cms_router_header(r, &name);
+    v = ngx_http_cms_router_header(r, &name, &n);
 
     if (v == NULL) {
         return NGX_OK;
+    }
+
+    if (n > 1) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "Service-Version",
+                                     "Service-Version is given twice");
     }
 
     if (ngx_http_cms_ext_date_valid(v->data, v->len) != NGX_OK) {

@@ -28,6 +28,7 @@
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_query.h"
 #include "cms_key.h"
 #include "cms_kdf.h"
 #include "cms_hex.h"
@@ -215,9 +216,9 @@ ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
 static ngx_int_t
 ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t    n;
+    ngx_int_t    rc;
     ngx_str_t    args[5], v;
-    ngx_uint_t  *limit;
+    ngx_uint_t   n, *limit;
 
     args[0] = ctx->principal.facility_id;
     ngx_str_null(&args[1]);
@@ -225,11 +226,14 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_str_null(&args[3]);
     ngx_str_set(&args[4], "20");
 
-    if (ngx_http_arg(r, (u_char *) "category", 8, &v) == NGX_OK) {
-        args[1] = v;
+    rc = ngx_http_cms_query_arg(r, "category", 64, &args[1]);
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
     }
 
-    if (ngx_http_arg(r, (u_char *) "enabled", 7, &v) == NGX_OK) {
+    rc = ngx_http_cms_query_arg(r, "enabled", 5, &v);
+
+    if (rc == NGX_OK) {
         if ((v.len != 4 || ngx_strncmp(v.data, "true", 4) != 0)
             && (v.len != 5 || ngx_strncmp(v.data, "false", 5) != 0))
         {
@@ -239,22 +243,34 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         }
 
         args[2] = v;
+
+    } else if (rc != NGX_DECLINED) {
+        return rc;
     }
 
-    if (ngx_http_arg(r, (u_char *) "starting_after", 14, &v) == NGX_OK) {
-        args[3] = v;
+    rc = ngx_http_cms_query_arg(r, "starting_after", 64, &args[3]);
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
     }
 
-    if (ngx_http_arg(r, (u_char *) "limit", 5, &v) == NGX_OK) {
-        n = ngx_atoi(v.data, v.len);
+    rc = ngx_http_cms_query_uint(r, "limit", &n);
 
-        if (n < 1 || n > 100) {
-            return ngx_http_cms_extensions_invalid(r, "limit",
-                                                   "limit must be an integer "
-                                                   "from 1 to 100");
+    if (rc == NGX_ABORT || (rc == NGX_OK && (n < 1 || n > 100))) {
+        return ngx_http_cms_extensions_invalid(r, "limit",
+                                               "limit must be an integer "
+                                               "from 1 to 100");
+    }
+
+    if (rc == NGX_OK) {
+        args[4].data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+        if (args[4].data == NULL) {
+            return NGX_ERROR;
         }
 
-        args[4] = v;
+        args[4].len = ngx_sprintf(args[4].data, "%ui", n) - args[4].data;
+
+    } else if (rc != NGX_DECLINED) {
+        return rc;
     }
 
     limit = ngx_palloc(r->pool, sizeof(ngx_uint_t));
@@ -1138,6 +1154,11 @@ ngx_http_cms_extensions_reload(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_str_t                  args[3];
     ngx_http_cms_main_conf_t  *mcf;
 
+    rc = ngx_http_cms_json_no_body(r, ctx->body);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
     rc = ngx_http_cms_extensions_name(r, ctx);
     if (rc != NGX_OK) {
         return rc;
@@ -1194,6 +1215,11 @@ ngx_http_cms_extensions_rotate(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t                  rc;
     ngx_str_t                  args[5], *secret;
     ngx_http_cms_main_conf_t  *mcf;
+
+    rc = ngx_http_cms_json_no_body(r, ctx->body);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
     rc = ngx_http_cms_extensions_name(r, ctx);
     if (rc != NGX_OK) {
@@ -1275,10 +1301,13 @@ ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
     args[0] = ctx->principal.user_id;
     args[1] = ctx->params[0];
 
-    if (ngx_http_arg(r, (u_char *) "facility_id", 11, &args[2]) != NGX_OK) {
-        ngx_str_null(&args[2]);
+    rc = ngx_http_cms_query_arg(r, "facility_id", CMS_UUID_LEN, &args[2]);
 
-    } else if (!cms_uuid_valid((char *) args[2].data, args[2].len)) {
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (rc == NGX_OK && !cms_uuid_valid((char *) args[2].data, args[2].len)) {
         return ngx_http_cms_extensions_invalid(r, "facility_id",
                                                "facility_id must be a uuid");
     }

@@ -43,13 +43,22 @@ ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
 {
     u_char                     *p, *lock;
     size_t                      len[7];
+    ngx_int_t                   rc;
     ngx_str_t                   value, parts[5];
     const char                 *argv[7];
     ngx_http_cms_idem_t        *idem;
     ngx_http_cms_main_conf_t   *mcf;
     ngx_http_cms_redis_cmds_t  *cmds;
 
-    if (ngx_http_cms_idempotency_header(r, &value) != NGX_OK) {
+    rc = ngx_http_cms_idempotency_header(r, &value);
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "Idempotency-Key",
+                                     "Idempotency-Key is given twice");
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_KEY,
                                  "Idempotency-Key");
     }
@@ -332,16 +341,21 @@ ngx_http_cms_idempotency_written(void *data, redisReply **replies,
 }
 
 
-/* "Idempotency-Key": 1 to 255 printable ASCII characters */
+/* "Idempotency-Key": 1 to 255 printable ASCII characters, given once */
 static ngx_int_t
 ngx_http_cms_idempotency_header(ngx_http_request_t *r, ngx_str_t *value)
 {
-    size_t      i;
-    ngx_str_t  *v;
+    size_t       i;
+    ngx_str_t   *v;
+    ngx_uint_t   n;
 
     static ngx_str_t  name = ngx_string("Idempotency-Key");
 
-    v = ngx_http_cms_router_header(r, &name);
+    v = ngx_http_cms_router_header(r, &name, &n);
+
+    if (n > 1) {
+        return NGX_BUSY;
+    }
 
     if (v == NULL || v->len == 0 || v->len > NGX_HTTP_CMS_IDEM_KEY_MAX) {
         return NGX_DECLINED;

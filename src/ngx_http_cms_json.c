@@ -272,3 +272,17 @@ ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
 
     return NGX_OK;
 }
+
+
+ngx_int_t
+ngx_http_cms_json_no_body(ngx_http_request_t *r, json_t *body)
+{
+    if (body != NULL
+        && (!json_is_object(body) || json_object_size(body) != 0))
+    {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     NULL, "This route takes no body");
+    }
+
+    return NGX_OK;
+}

@@ -49,6 +49,12 @@ ngx_int_t ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj,
     const char *key, ngx_uint_t missing, size_t max, ngx_str_t *out);
 
 /*
+ * For routes that take no fields: NGX_OK when "body" is NULL (no body) or
+ * {}, else 400 invalid_request recorded ("This route takes no body").
+ */
+ngx_int_t ngx_http_cms_json_no_body(ngx_http_request_t *r, json_t *body);
+
+/*
  * Checks that the body is a JSON object whose keys are all in "fields"
  * (NULL-terminated) or in "ignored" (read-only fields the API returns,
  * accepted and dropped so that a client can send back what it read).

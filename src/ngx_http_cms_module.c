@@ -58,6 +58,14 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       0,
       NULL },
 
+    /* every error nginx answers by itself here, in the API's JSON shape */
+    { ngx_string("cms_error_pages"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_cms_loc_conf_t, error_pages),
+      NULL },
+
     { ngx_string("cms_postgres"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_cms_pg_conf,
@@ -472,6 +480,7 @@ ngx_http_cms_create_loc_conf(ngx_conf_t *cf)
     }
 
     lcf->enable = NGX_CONF_UNSET;
+    lcf->error_pages = NGX_CONF_UNSET;
     lcf->body_max_size = NGX_CONF_UNSET_SIZE;
     lcf->json_max_depth = NGX_CONF_UNSET_UINT;
 
@@ -491,6 +500,7 @@ ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     if (conf->enable == NGX_CONF_UNSET) {
         conf->enable = 0;
     }
+    ngx_conf_merge_value(conf->error_pages, prev->error_pages, 0);
     ngx_conf_merge_size_value(conf->body_max_size, prev->body_max_size,
                               1024 * 1024);
     ngx_conf_merge_uint_value(conf->json_max_depth, prev->json_max_depth, 32);

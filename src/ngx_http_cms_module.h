@@ -61,6 +61,7 @@ typedef struct {
 
 typedef struct {
     ngx_flag_t                  enable;
+    ngx_flag_t                  error_pages;  /* cms_error_pages */
     size_t                      body_max_size;
     ngx_uint_t                  json_max_depth;
 } ngx_http_cms_loc_conf_t;

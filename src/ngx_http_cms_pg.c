@@ -22,6 +22,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_pg.h"
+#include "cms_validate.h"
 
 
 #define NGX_HTTP_CMS_PG_BACKOFF_MIN    100
@@ -431,8 +432,25 @@ ngx_int_t
 ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
     ngx_str_t *args, ngx_uint_t nargs, ngx_http_cms_pg_done_pt done)
 {
+    ngx_uint_t                i;
     ngx_pool_cleanup_t       *cln;
     ngx_http_cms_pg_query_t  *q;
+
+    /*
+     * libpq takes C strings: a NUL would cut a value short of what was
+     * checked.  Input readers refuse NUL first; this is the backstop.
+     */
+    for (i = 0; i < nargs; i++) {
+        if (args[i].len && ngx_strlchr(args[i].data,
+                                       args[i].data + args[i].len, '\0'))
+        {
+            ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                          "cms: parameter $%ui of a statement holds a NUL "
+                          "byte (an input check is missing)", i + 1);
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     NULL);
+        }
+    }
 
     q = ngx_http_cms_pg_prepare(r->pool, r->connection->log, stmt, args,
                                 nargs);
@@ -499,6 +517,7 @@ static ngx_http_cms_pg_query_t *
 ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs)
 {
+    char                     *v;
     ngx_uint_t                i;
     ngx_http_cms_pg_pool_t   *pg;
     ngx_http_cms_pg_query_t  *q;
@@ -536,13 +555,17 @@ ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
             continue;
         }
 
-        q->values[i] = (char *) ngx_pnalloc(pool, args[i].len + 1);
-        if (q->values[i] == NULL) {
+        v = ngx_pnalloc(pool, args[i].len + 1);
+
+        if (v == NULL
+            || cms_cstr(v, args[i].len + 1, (const char *) args[i].data,
+                        args[i].len)
+               != 0)
+        {
             return NULL;
         }
 
-        (void) ngx_cpystrn((u_char *) q->values[i], args[i].data,
-                           args[i].len + 1);
+        q->values[i] = v;
     }
 
     q->stmt = stmt;
@@ -617,6 +640,7 @@ ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
     ExecStatusType expect)
 {
     char        *state, *msg;
+    size_t       len;
     ngx_uint_t   code;
 
     if (res == NULL) {
@@ -634,6 +658,17 @@ ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
 
     if (code != NGX_HTTP_CMS_ERR_NONE) {
         return ngx_http_cms_pg_fail(r, res, code);
+    }
+
+    /* data exceptions: a client's value the checks let through */
+    if (state != NULL && state[0] == '2' && state[1] == '2') {
+        /* the server's message may quote the value: 48 bytes of it */
+        len = msg ? ngx_min(ngx_strlen(msg), 48) : 0;
+
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "cms: a value reached the database unchecked: %*s "
+                      "(SQLSTATE %s)", len, msg ? msg : "", state);
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST, NULL);
     }
 
     ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,

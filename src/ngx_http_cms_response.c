@@ -23,6 +23,9 @@ static ngx_int_t ngx_http_cms_set_status(ngx_http_request_t *r,
     ngx_uint_t status);
 
 
+static ngx_int_t ngx_http_cms_retry_after(ngx_http_request_t *r,
+    ngx_uint_t status);
+static ngx_uint_t ngx_http_cms_response_shape(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
@@ -132,6 +135,10 @@ ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     /* an error body replaces anything a handler prepared */
     r->headers_out.content_length_n = -1;
+
+    if (ngx_http_cms_retry_after(r, status) != NGX_OK) {
+        return NGX_ERROR;
+    }
 
     if (ngx_http_cms_send(r, status, &body) != NGX_OK) {
         return NGX_ERROR;
@@ -261,6 +268,21 @@ ngx_http_cms_header_add(ngx_http_request_t *r, ngx_str_t *name,
 }
 
 
+/* a 503 says when to come back: the pool's queue drains within a second */
+static ngx_int_t
+ngx_http_cms_retry_after(ngx_http_request_t *r, ngx_uint_t status)
+{
+    static ngx_str_t  name = ngx_string("Retry-After");
+    static ngx_str_t  value = ngx_string("1");
+
+    if (status != NGX_HTTP_SERVICE_UNAVAILABLE) {
+        return NGX_OK;
+    }
+
+    return ngx_http_cms_header_add(r, &name, &value);
+}
+
+
 /* 422 has no reason phrase in nginx 1.22: give it a status line */
 static ngx_int_t
 ngx_http_cms_set_status(ngx_http_request_t *r, ngx_uint_t status)
@@ -272,6 +294,35 @@ ngx_http_cms_set_status(ngx_http_request_t *r, ngx_uint_t status)
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * The error shape for the request's path.  A request nginx refused while
+ * reading its request line (414, a bad escape) has no r->uri yet: its raw
+ * URI, still in the header buffer, tells /v1/ext... from the rest.
+ */
+static ngx_uint_t
+ngx_http_cms_response_shape(ngx_http_request_t *r)
+{
+    u_char     *end;
+    ngx_str_t   raw;
+    ngx_buf_t  *b;
+
+    b = r->header_in;
+
+    if (r->uri.len || r->uri_start == NULL || b == NULL
+        || r->uri_start < b->start || r->uri_start >= b->end)
+    {
+        return ngx_http_cms_router_shape(&r->uri);
+    }
+
+    end = (r->uri_end > r->uri_start && r->uri_end <= b->end) ? r->uri_end
+                                                             : b->end;
+    raw.data = r->uri_start;
+    raw.len = end - r->uri_start;
+
+    return ngx_http_cms_router_shape(&raw);
 }
 
 
@@ -291,7 +342,7 @@ ngx_http_cms_ctx_create(ngx_http_request_t *r)
     }
 
     ngx_hex_dump(ctx->request_id, id, sizeof(id));
-    ctx->shape = ngx_http_cms_router_shape(&r->uri);
+    ctx->shape = ngx_http_cms_response_shape(r);
 
     ngx_http_set_ctx(r, ctx, ngx_http_cms_module);
 
@@ -324,7 +375,7 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
-    if (!lcf->enable || r != r->main
+    if ((!lcf->enable && lcf->error_pages != 1) || r != r->main
         || r->headers_out.status < NGX_HTTP_BAD_REQUEST
         || (ctx != NULL && ctx->answering))
     {
@@ -358,8 +409,13 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     r->headers_out.content_type = ngx_http_cms_json_type;
     r->headers_out.content_type_len = ngx_http_cms_json_type.len;
     r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.charset.len = 0;
     ngx_http_clear_content_length(r);
     r->headers_out.content_length_n = ctx->replacement.len;
+
+    if (ngx_http_cms_retry_after(r, status) != NGX_OK) {
+        return NGX_ERROR;
+    }
 
     ctx->replace = 1;
 

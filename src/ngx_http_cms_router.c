@@ -16,6 +16,7 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_ext.h"
+#include "ngx_http_cms_query.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -276,32 +277,37 @@ ngx_http_cms_router_allow(ngx_http_request_t *r, ngx_uint_t methods)
 }
 
 
-void
+ngx_int_t
 ngx_http_cms_router_page(ngx_http_request_t *r, ngx_uint_t def,
     ngx_uint_t max, ngx_uint_t *limit, ngx_uint_t *offset)
 {
-    ngx_int_t  n;
-    ngx_str_t  v;
+    ngx_int_t   rc;
+    ngx_uint_t  n;
 
     *limit = def;
     *offset = 0;
 
-    if (ngx_http_arg(r, (u_char *) "limit", 5, &v) == NGX_OK) {
-        n = ngx_atoi(v.data, v.len);
+    /* out of range or not a number: the default (README, Pagination) */
+    rc = ngx_http_cms_query_uint(r, "limit", &n);
 
-        if (n >= 1 && (ngx_uint_t) n <= max) {
-            *limit = n;
-        }
+    if (rc == NGX_OK && n >= 1 && n <= max) {
+        *limit = n;
+
+    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
+        return rc;
     }
 
-    if (ngx_http_arg(r, (u_char *) "offset", 6, &v) == NGX_OK) {
-        n = ngx_atoi(v.data, v.len);
+    rc = ngx_http_cms_query_uint(r, "offset", &n);
 
-        /* beyond 10 million rows an offset is a mistake, not a page */
-        if (n > 0 && n <= 10000000) {
-            *offset = n;
-        }
+    /* beyond 10 million rows an offset is a mistake, not a page */
+    if (rc == NGX_OK && n <= 10000000) {
+        *offset = n;
+
+    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
+        return rc;
     }
+
+    return NGX_OK;
 }
 
 
@@ -327,31 +333,32 @@ ngx_http_cms_router_page_args(ngx_http_request_t *r, ngx_uint_t limit,
 
 
 ngx_str_t *
-ngx_http_cms_router_header(ngx_http_request_t *r, ngx_str_t *name)
+ngx_http_cms_router_header(ngx_http_request_t *r, ngx_str_t *name,
+    ngx_uint_t *n)
 {
-    ngx_uint_t        i;
+    ngx_str_t        *v;
+    ngx_uint_t        i, count;
     ngx_list_part_t  *part;
     ngx_table_elt_t  *h;
 
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    v = NULL;
+    count = 0;
 
-    for (i = 0; /* void */; i++) {
+    for (part = &r->headers_in.headers.part; part; part = part->next) {
+        h = part->elts;
 
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                return NULL;
+        for (i = 0; i < part->nelts; i++) {
+            if (h[i].key.len == name->len
+                && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
+            {
+                v = (count++ == 0) ? &h[i].value : v;
             }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == name->len
-            && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
-        {
-            return &h[i].value;
         }
     }
+
+    if (n != NULL) {
+        *n = count;
+    }
+
+    return v;
 }

@@ -15,6 +15,7 @@
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_query.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_auth.h"
@@ -72,20 +73,21 @@ ngx_http_cms_testing_sleep(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_str_t  seconds;
 
-    if (ngx_http_arg(r, (u_char *) "seconds", 7, &seconds) != NGX_OK
-        || seconds.len == 0 || seconds.len > 4
+    if (ngx_http_cms_query_arg(r, "seconds", 4, &seconds) != NGX_OK
+        || seconds.len == 0
         || ngx_atofp(seconds.data, seconds.len, 2) == NGX_ERROR)
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
                                  "seconds");
     }
 
-    ctx->data = ngx_pstrdup(r->pool, &seconds);
+    /* the reader's copy lives in r->pool: keep it for the answer */
+    ctx->data = ngx_palloc(r->pool, sizeof(ngx_str_t));
     if (ctx->data == NULL) {
         return NGX_ERROR;
     }
 
-    seconds.data = ctx->data;
+    *(ngx_str_t *) ctx->data = seconds;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_testing_sleep_sql,
                                  &seconds, 1, ngx_http_cms_testing_slept);
@@ -106,7 +108,7 @@ ngx_http_cms_testing_slept(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     json_t     *json;
 
-    (void) ngx_http_arg(r, (u_char *) "seconds", 7, &seconds);
+    seconds = *(ngx_str_t *) ctx->data;
 
     json = json_pack("{s:f}", "slept",
                      ngx_atofp(seconds.data, seconds.len, 2) / 100.0);
@@ -170,7 +172,9 @@ ngx_http_cms_testing_redis(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     size_t                      argvlen[2];
     ngx_http_cms_redis_cmds_t  *cmds;
 
-    if (ngx_http_arg(r, (u_char *) "key", 3, &key) != NGX_OK || key.len == 0) {
+    if (ngx_http_cms_query_arg(r, "key", 256, &key) != NGX_OK
+        || key.len == 0)
+    {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST, "key");
     }
 

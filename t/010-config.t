@@ -57,6 +57,13 @@ my @cases = (
     ['cms_test_routes omitted', { test_routes => 'omit' }, 'ok'],
     ['cms_test_routes with a bad value', { test_routes => 'maybe' }, 'fail'],
 
+    # cms_error_pages: http, server and location; on|off only (the default
+    # test config sets it at server level, so a second one there is refused)
+    ['cms_error_pages at http level', { http_config => 'cms_error_pages on;' }, 'ok'],
+    ['cms_error_pages off in a location', { config => 'location /static/ { cms_error_pages off; }' }, 'ok'],
+    ['cms_error_pages twice in a server', { config => 'cms_error_pages off;' }, 'fail', qr/duplicate/],
+    ['cms_error_pages with a bad value', { http_config => 'cms_error_pages maybe;' }, 'fail'],
+
     # cms at location level only
     ['cms at server level is refused', { config => 'cms;' }, 'fail'],
     ['cms with an argument is refused', { config => 'location /x/ { cms on; }' }, 'fail'],

@@ -14,6 +14,12 @@ use Time::HiRes qw(time sleep);
 
 my $JSON = JSON::PP->new->utf8->canonical;
 
+# Worker 0's extension tick moves every `installing` extension to `running` each
+# cms_events_interval (1 s by default): on a busy machine it would move the
+# installing extension of the drain-complete tests below before they look at
+# it.  These tests own the extensions' states, so the tick is kept from
+# running for the whole file (its own tests are in t/303).
+set_conf_defaults(http_config => 'cms_events_interval 1h;');
 start_nginx();
 
 my $fa = facility();

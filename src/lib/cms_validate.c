@@ -4,6 +4,7 @@
  */
 
 
+#include <stdint.h>
 #include <string.h>
 #include "cms_validate.h"
 
@@ -228,4 +229,90 @@ cms_rfc3339_valid(const char *s, size_t len)
     return i + 6 == len && (s[i] == '+' || s[i] == '-')
            && cms_digits(s + i + 1, 2, &oh) && s[i + 3] == ':'
            && cms_digits(s + i + 4, 2, &om) && oh < 24 && om < 60;
+}
+
+
+int
+cms_str_one_of(const char *s, size_t len, const char *const *words)
+{
+    size_t  n;
+
+    for ( /* void */ ; *words != NULL; words++) {
+        n = strlen(*words);
+
+        if (n == len && memcmp(s, *words, len) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+int
+cms_cstr(char *dst, size_t size, const char *s, size_t len)
+{
+    if (len >= size || memchr(s, '\0', len) != NULL) {
+        return -1;
+    }
+
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+
+    return 0;
+}
+
+
+int
+cms_utf8_valid(const char *s, size_t len)
+{
+    size_t          i, n, k;
+    uint32_t        cp, min;
+    unsigned char   c;
+
+    for (i = 0; i < len; i += n) {
+        c = (unsigned char) s[i];
+
+        if (c == 0) {
+            return 0;
+        }
+
+        if (c < 0x80) {
+            n = 1;
+            continue;
+        }
+
+        if ((c & 0xe0) == 0xc0) {
+            n = 2; cp = c & 0x1f; min = 0x80;
+
+        } else if ((c & 0xf0) == 0xe0) {
+            n = 3; cp = c & 0x0f; min = 0x800;
+
+        } else if ((c & 0xf8) == 0xf0) {
+            n = 4; cp = c & 0x07; min = 0x10000;
+
+        } else {
+            return 0;
+        }
+
+        if (n > len - i) {
+            return 0;
+        }
+
+        for (k = 1; k < n; k++) {
+            c = (unsigned char) s[i + k];
+
+            if ((c & 0xc0) != 0x80) {
+                return 0;
+            }
+
+            cp = (cp << 6) | (c & 0x3f);
+        }
+
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+            return 0;
+        }
+    }
+
+    return 1;
 }

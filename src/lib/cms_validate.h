@@ -42,4 +42,25 @@ int cms_locale_valid(const char *s, size_t len);
 int cms_rfc3339_valid(const char *s, size_t len);
 
 
+/*
+ * 1 when s[0 .. len) is exactly one of "words" (NUL-terminated, the list
+ * ended by NULL).  The comparison is bounded by len: "s" need not be
+ * terminated, and a value with a NUL inside never matches.  0 otherwise.
+ */
+int cms_str_one_of(const char *s, size_t len, const char *const *words);
+
+/*
+ * Makes a C string: copies s[0 .. len) into dst and terminates it, which
+ * takes len + 1 bytes of dst (its size, "size").  Returns 0, or -1 (dst
+ * untouched) when it does not fit or "s" holds a NUL, which would cut the
+ * C string short of what was checked.
+ */
+int cms_cstr(char *dst, size_t size, const char *s, size_t len);
+
+/*
+ * 1 when s[0 .. len) is well-formed UTF-8 (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF) with no NUL byte, else 0.
+ */
+int cms_utf8_valid(const char *s, size_t len);
+
 #endif /* _CMS_VALIDATE_H_INCLUDED_ */

@@ -128,6 +128,76 @@ test_rfc3339(void **state)
 }
 
 
+static void
+test_one_of(void **state)
+{
+    static const char *const  words[] = { "draft", "published", NULL };
+    char                      buf[16];
+
+    (void) state;
+
+    assert_true(cms_str_one_of("draft", 5, words));
+    assert_true(cms_str_one_of("published!", 9, words));
+    assert_false(cms_str_one_of("draf", 4, words));
+    assert_false(cms_str_one_of("drafts", 6, words));
+    assert_false(cms_str_one_of("", 0, words));
+    assert_false(cms_str_one_of("draft\0x", 7, words));
+
+    /* an unterminated value at the end of a buffer is read to len only */
+    memcpy(buf + sizeof(buf) - 5, "draft", 5);
+    assert_true(cms_str_one_of(buf + sizeof(buf) - 5, 5, words));
+}
+
+
+static void
+test_cstr(void **state)
+{
+    char  dst[6];
+
+    (void) state;
+
+    memset(dst, 'x', sizeof(dst));
+    assert_int_equal(cms_cstr(dst, sizeof(dst), "hello", 5), 0);
+    assert_string_equal(dst, "hello");
+
+    /* the terminator needs a byte of its own: 6 bytes do not fit */
+    memset(dst, 'x', sizeof(dst));
+    assert_int_equal(cms_cstr(dst, sizeof(dst), "hello!", 6), -1);
+    assert_int_equal(dst[0], 'x');
+
+    assert_int_equal(cms_cstr(dst, sizeof(dst), "a\0b", 3), -1);
+    assert_int_equal(cms_cstr(dst, 1, "", 0), 0);
+    assert_int_equal(dst[0], '\0');
+    assert_int_equal(cms_cstr(dst, 0, "", 0), -1);
+}
+
+
+static void
+test_utf8(void **state)
+{
+    (void) state;
+
+#define U(s)  cms_utf8_valid(s, sizeof(s) - 1)
+    assert_true(U(""));
+    assert_true(U("plain ascii"));
+    assert_true(U("caf\xc3\xa9"));
+    assert_true(U("\xe2\x82\xac"));
+    assert_true(U("\xf0\x9f\x98\x80"));
+    assert_true(U("\xf4\x8f\xbf\xbf"));
+    assert_false(U("\xff"));
+    assert_false(U("\x80"));
+    assert_false(U("\xc3"));
+    assert_false(U("\xc0\xaf"));
+    assert_false(U("\xe0\x80\xaf"));
+    assert_false(U("\xed\xa0\x80"));
+    assert_false(U("\xf4\x90\x80\x80"));
+    assert_false(U("\xf8\x88\x80\x80\x80"));
+    assert_false(U("a\0b"));
+    assert_false(U("\xe2\x82"));
+#undef U
+}
+
+
 int
 main(void)
 {
@@ -137,6 +207,9 @@ main(void)
         cmocka_unit_test(test_color),
         cmocka_unit_test(test_locale),
         cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_one_of),
+        cmocka_unit_test(test_cstr),
+        cmocka_unit_test(test_utf8),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
