@@ -115,20 +115,28 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
         " WHERE a.workspace_id = $1 AND a.id = $2 AND a.deleted_at IS NULL",
         2);
 
-/* $1 workspace, $2 locale or NULL (the workspace's), $3 status or NULL */
+/*
+ * $1 workspace, $2 locale or NULL (the workspace's), $3 status or NULL,
+ * $4 limit, $5 offset.  The filter is written twice rather than shared
+ * through a CTE: a CTE used twice is materialized, which copied every
+ * article of the workspace (bodies too) per call.  This way the page is
+ * read from articles_list_idx and the count needs no bodies.
+ */
+#define NGX_HTTP_CMS_ARTICLES_FILTER                                          \
+    " FROM articles a WHERE a.workspace_id = $1 AND a.deleted_at IS NULL"     \
+    "  AND a.locale = l.locale"                                               \
+    "  AND ($3::text IS NULL OR cms_article_status(a) = $3)"
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_list_sql =
     ngx_http_cms_pg_stmt(
-        "WITH f AS ("
-        "  SELECT a.* FROM articles a"
-        "  WHERE a.workspace_id = $1 AND a.deleted_at IS NULL"
-        "   AND a.locale = coalesce($2,"
-        "    (SELECT default_locale FROM workspaces WHERE id = $1))"
-        "   AND ($3::text IS NULL OR cms_article_status(a) = $3)),"
-        " p AS (SELECT * FROM f ORDER BY created_at DESC, id DESC"
-        "  LIMIT $4 OFFSET $5)"
-        " SELECT (SELECT count(*) FROM f),"
+        "SELECT (SELECT count(*)" NGX_HTTP_CMS_ARTICLES_FILTER "),"
         "  coalesce((SELECT json_agg(cms_article_json(p)"
-        "   ORDER BY p.created_at DESC, p.id DESC) FROM p), '[]')::text",
+        "    ORDER BY p.created_at DESC, p.id DESC)"
+        "   FROM (SELECT a.*" NGX_HTTP_CMS_ARTICLES_FILTER
+        "    ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5) p),"
+        "   '[]')::text"
+        " FROM (SELECT coalesce($2, (SELECT default_locale FROM workspaces"
+        "   WHERE id = $1)) AS locale) l",
         5);
 
 
