@@ -23,6 +23,7 @@
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
+#include "ngx_http_cms_list.h"
 #include "cms_sanitize.h"
 #include "cms_text.h"
 #include "cms_uuid.h"
@@ -117,10 +118,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
 
 /*
  * $1 workspace, $2 locale or NULL (the workspace's), $3 status or NULL,
- * $4 limit, $5 offset.  The filter is written twice rather than shared
- * through a CTE: a CTE used twice is materialized, which copied every
- * article of the workspace (bodies too) per call.  This way the page is
- * read from articles_list_idx and the count needs no bodies.
+ * $4 limit, $5 offset.  Every row: the total, then one article's columns
+ * (ngx_http_cms_articles_cols); past the end, one row of NULLs.  The
+ * filter is written twice rather than shared through a CTE: a CTE used
+ * twice is materialized, which copied every article of the workspace
+ * (bodies too) per call.  This way the page is read from
+ * articles_list_idx and the count needs no bodies.
  */
 #define NGX_HTTP_CMS_ARTICLES_FILTER                                          \
     " FROM articles a WHERE a.workspace_id = $1 AND a.deleted_at IS NULL"     \
@@ -129,15 +132,46 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_list_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT (SELECT count(*)" NGX_HTTP_CMS_ARTICLES_FILTER "),"
-        "  coalesce((SELECT json_agg(cms_article_json(p)"
-        "    ORDER BY p.created_at DESC, p.id DESC)"
-        "   FROM (SELECT a.*" NGX_HTTP_CMS_ARTICLES_FILTER
-        "    ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5) p),"
-        "   '[]')::text"
-        " FROM (SELECT coalesce($2, (SELECT default_locale FROM workspaces"
-        "   WHERE id = $1)) AS locale) l",
+        "SELECT t.total, p.* FROM"
+        " (SELECT coalesce($2, (SELECT default_locale FROM workspaces"
+        "   WHERE id = $1)) AS locale) l"
+        " CROSS JOIN LATERAL (SELECT count(*) AS total"
+        NGX_HTTP_CMS_ARTICLES_FILTER ") t"
+        " LEFT JOIN LATERAL (SELECT a.id, a.title, a.slug, a.subtitle,"
+        "   a.body, cms_article_status(a), a.locale, a.image_url,"
+        "   a.category_id, a.author_id, array_to_json(a.tags),"
+        "   a.is_featured, a.is_breaking, a.is_opinion, a.focus_keyword,"
+        "   a.read_time_minutes, a.comment_count, cms_ts(a.published_at),"
+        "   cms_ts(a.created_at), cms_ts(a.updated_at)"
+        NGX_HTTP_CMS_ARTICLES_FILTER
+        "  ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5) p"
+        " ON true",
         5);
+
+/* the article object of cms_article_json(), from the list's columns */
+static const ngx_http_cms_col_t  ngx_http_cms_articles_cols[] = {
+    { "id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "title", 2, NGX_HTTP_CMS_COL_STRING },
+    { "slug", 3, NGX_HTTP_CMS_COL_STRING },
+    { "subtitle", 4, NGX_HTTP_CMS_COL_STRING },
+    { "excerpt", 4, NGX_HTTP_CMS_COL_STRING },
+    { "body", 5, NGX_HTTP_CMS_COL_STRING },
+    { "status", 6, NGX_HTTP_CMS_COL_STRING },
+    { "locale", 7, NGX_HTTP_CMS_COL_STRING },
+    { "image_url", 8, NGX_HTTP_CMS_COL_STRING },
+    { "category_id", 9, NGX_HTTP_CMS_COL_STRING },
+    { "author_id", 10, NGX_HTTP_CMS_COL_STRING },
+    { "tags", 11, NGX_HTTP_CMS_COL_JSON },
+    { "is_featured", 12, NGX_HTTP_CMS_COL_BOOL },
+    { "is_breaking", 13, NGX_HTTP_CMS_COL_BOOL },
+    { "is_opinion", 14, NGX_HTTP_CMS_COL_BOOL },
+    { "focus_keyword", 15, NGX_HTTP_CMS_COL_STRING },
+    { "read_time_minutes", 16, NGX_HTTP_CMS_COL_NUMBER },
+    { "comment_count", 17, NGX_HTTP_CMS_COL_NUMBER },
+    { "published_at", 18, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 19, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 20, NGX_HTTP_CMS_COL_STRING },
+};
 
 
 #define NGX_HTTP_CMS_ART_READ   NGX_HTTP_CMS_SCOPE_ARTICLES_READ
@@ -200,9 +234,9 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 static ngx_int_t
 ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t   rc;
-    ngx_str_t   args[5];
-    ngx_uint_t  limit, offset;
+    ngx_int_t             rc;
+    ngx_str_t             args[5];
+    ngx_http_cms_page_t  *page;
 
     args[0] = ctx->principal.workspace_id;
 
@@ -227,22 +261,17 @@ ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
-    rc = ngx_http_cms_router_page(r, 50, 100, &limit, &offset);
+    page = ngx_palloc(r->pool, sizeof(ngx_http_cms_page_t));
+    if (page == NULL) {
+        return NGX_ERROR;
+    }
+
+    rc = ngx_http_cms_list_page(r, 50, 100, page, &args[3]);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    if (ngx_http_cms_router_page_args(r, limit, offset, &args[3]) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    ctx->data = ngx_palloc(r->pool, 2 * sizeof(ngx_uint_t));
-    if (ctx->data == NULL) {
-        return NGX_ERROR;
-    }
-
-    ((ngx_uint_t *) ctx->data)[0] = limit;
-    ((ngx_uint_t *) ctx->data)[1] = offset;
+    ctx->data = page;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_list_sql, args, 5,
                                  ngx_http_cms_articles_listed);
@@ -260,9 +289,11 @@ ngx_http_cms_articles_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_pg_send_page(r, "articles", res,
-                                     ((ngx_uint_t *) ctx->data)[0],
-                                     ((ngx_uint_t *) ctx->data)[1]);
+    return ngx_http_cms_list_send(r, "articles", res,
+                                  ngx_http_cms_articles_cols,
+                                  sizeof(ngx_http_cms_articles_cols)
+                                  / sizeof(ngx_http_cms_articles_cols[0]),
+                                  ctx->data);
 }
 
 

@@ -286,3 +286,95 @@ ngx_http_cms_json_no_body(ngx_http_request_t *r, json_t *body)
 
     return NGX_OK;
 }
+
+
+size_t
+ngx_http_cms_json_row_len(PGresult *res, int row,
+    const ngx_http_cms_col_t *cols, ngx_uint_t n)
+{
+    int         c;
+    size_t      len;
+    ngx_uint_t  i;
+
+    /* braces, and a comma between two members */
+    len = 2 + (n ? n - 1 : 0);
+
+    for (i = 0; i < n; i++) {
+        c = (int) cols[i].column;
+
+        /* "name": */
+        len += ngx_strlen(cols[i].name) + 3;
+
+        if (PQgetisnull(res, row, c)) {
+            len += sizeof("null") - 1;
+            continue;
+        }
+
+        switch (cols[i].kind) {
+
+        case NGX_HTTP_CMS_COL_STRING:
+            len += ngx_http_cms_json_escaped_len(
+                       (u_char *) PQgetvalue(res, row, c),
+                       PQgetlength(res, row, c));
+            break;
+
+        case NGX_HTTP_CMS_COL_BOOL:
+            len += sizeof("false") - 1;
+            break;
+
+        default: /* NUMBER, JSON */
+            len += PQgetlength(res, row, c);
+        }
+    }
+
+    return len;
+}
+
+
+u_char *
+ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
+    const ngx_http_cms_col_t *cols, ngx_uint_t n)
+{
+    int          c;
+    char        *v;
+    ngx_uint_t   i;
+
+    *p++ = '{';
+
+    for (i = 0; i < n; i++) {
+        c = (int) cols[i].column;
+
+        if (i) {
+            *p++ = ',';
+        }
+
+        p = ngx_sprintf(p, "\"%s\":", cols[i].name);
+
+        if (PQgetisnull(res, row, c)) {
+            p = ngx_cpymem(p, "null", 4);
+            continue;
+        }
+
+        v = PQgetvalue(res, row, c);
+
+        switch (cols[i].kind) {
+
+        case NGX_HTTP_CMS_COL_STRING:
+            p = ngx_http_cms_json_escape(p, (u_char *) v,
+                                         PQgetlength(res, row, c));
+            break;
+
+        case NGX_HTTP_CMS_COL_BOOL:
+            p = (v[0] == 't') ? ngx_cpymem(p, "true", 4)
+                              : ngx_cpymem(p, "false", 5);
+            break;
+
+        default: /* NUMBER, JSON */
+            p = ngx_cpymem(p, v, PQgetlength(res, row, c));
+        }
+    }
+
+    *p++ = '}';
+
+    return p;
+}

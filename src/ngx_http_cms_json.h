@@ -13,6 +13,24 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include <jansson.h>
+#include <libpq-fe.h>
+
+
+/* how a result column is written by ngx_http_cms_json_row() */
+typedef enum {
+    NGX_HTTP_CMS_COL_STRING = 0,   /* a JSON string, escaped */
+    NGX_HTTP_CMS_COL_NUMBER,       /* PostgreSQL's text of a number, as is */
+    NGX_HTTP_CMS_COL_BOOL,         /* "t" / "f" -> true / false */
+    NGX_HTTP_CMS_COL_JSON          /* a json column, written through */
+} ngx_http_cms_col_kind_e;
+
+
+/* one member of an object written from a result row; SQL NULL is null */
+typedef struct {
+    const char                 *name;
+    ngx_uint_t                  column;    /* PQgetvalue() column number */
+    ngx_uint_t                  kind;      /* ngx_http_cms_col_kind_e */
+} ngx_http_cms_col_t;
 
 
 /*
@@ -36,6 +54,19 @@ ngx_int_t ngx_http_cms_json_pool(ngx_http_request_t *r, json_t *json);
  */
 u_char *ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len);
 size_t ngx_http_cms_json_escaped_len(const u_char *s, size_t len);
+
+/*
+ * Row "row" of "res" as a compact JSON object of the members "cols" (n of
+ * them, terminated by nothing: n counts them): ngx_http_cms_json_row_len()
+ * is the exact length, ngx_http_cms_json_row() writes it at "p" and
+ * returns the end.  The caller checked the result's shape: every column
+ * named exists.  Numbers and json columns come from PostgreSQL and are
+ * written as they are.
+ */
+size_t ngx_http_cms_json_row_len(PGresult *res, int row,
+    const ngx_http_cms_col_t *cols, ngx_uint_t n);
+u_char *ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
+    const ngx_http_cms_col_t *cols, ngx_uint_t n);
 
 
 /*

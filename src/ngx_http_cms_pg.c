@@ -804,38 +804,6 @@ ngx_http_cms_pg_send_column(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
-ngx_int_t
-ngx_http_cms_pg_send_page(ngx_http_request_t *r, const char *name,
-    PGresult *res, ngx_uint_t limit, ngx_uint_t offset)
-{
-    size_t     len;
-    ngx_str_t  body;
-
-    if (PQntuples(res) != 1 || PQnfields(res) != 2) {
-        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
-                      "cms: a page query returned the wrong shape");
-        return NGX_ERROR;
-    }
-
-    len = PQgetlength(res, 0, 1);
-
-    body.data = ngx_pnalloc(r->pool, len + ngx_strlen(name)
-                                     + 3 * NGX_INT_T_LEN + 64);
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    body.len = ngx_sprintf(body.data,
-                           "{\"%s\":%*s,\"pagination\":{\"total\":%s,"
-                           "\"limit\":%ui,\"offset\":%ui}}",
-                           name, len, PQgetvalue(res, 0, 1),
-                           PQgetvalue(res, 0, 0), limit, offset)
-               - body.data;
-
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
-}
-
-
 void
 ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st)
 {

@@ -115,13 +115,6 @@ ngx_int_t ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r,
 ngx_int_t ngx_http_cms_pg_send_column(ngx_http_request_t *r,
     ngx_uint_t status, const char *name, PGresult *res, int col);
 
-/*
- * Sends {"<name>": <row 0 column 1>, "pagination": {total (row 0 column
- * 0), limit, offset}}.  Returns the handler contract's codes.
- */
-ngx_int_t ngx_http_cms_pg_send_page(ngx_http_request_t *r, const char *name,
-    PGresult *res, ngx_uint_t limit, ngx_uint_t offset);
-
 void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
 
 

@@ -16,7 +16,6 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_ext.h"
-#include "ngx_http_cms_query.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -274,61 +273,6 @@ ngx_http_cms_router_allow(ngx_http_request_t *r, ngx_uint_t methods)
     value.len = p - value.data;
 
     return ngx_http_cms_header_add(r, &allow, &value);
-}
-
-
-ngx_int_t
-ngx_http_cms_router_page(ngx_http_request_t *r, ngx_uint_t def,
-    ngx_uint_t max, ngx_uint_t *limit, ngx_uint_t *offset)
-{
-    ngx_int_t   rc;
-    ngx_uint_t  n;
-
-    *limit = def;
-    *offset = 0;
-
-    /* out of range or not a number: the default (README, Pagination) */
-    rc = ngx_http_cms_query_uint(r, "limit", &n);
-
-    if (rc == NGX_OK && n >= 1 && n <= max) {
-        *limit = n;
-
-    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
-        return rc;
-    }
-
-    rc = ngx_http_cms_query_uint(r, "offset", &n);
-
-    /* beyond 10 million rows an offset is a mistake, not a page */
-    if (rc == NGX_OK && n <= 10000000) {
-        *offset = n;
-
-    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
-        return rc;
-    }
-
-    return NGX_OK;
-}
-
-
-ngx_int_t
-ngx_http_cms_router_page_args(ngx_http_request_t *r, ngx_uint_t limit,
-    ngx_uint_t offset, ngx_str_t *args)
-{
-    u_char  *p;
-
-    p = ngx_pnalloc(r->pool, 2 * NGX_INT_T_LEN);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    args[0].data = p;
-    args[0].len = ngx_sprintf(p, "%ui", limit) - p;
-    p += args[0].len;
-    args[1].data = p;
-    args[1].len = ngx_sprintf(p, "%ui", offset) - p;
-
-    return NGX_OK;
 }
 
 

@@ -74,20 +74,6 @@ ngx_int_t ngx_http_cms_router_dispatch(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 /*
- * The page a list asks for: "limit" (default "def", 1..max, anything else
- * falls back to the default) and "offset" (default 0; negative or not a
- * number: 0): the spec asks for fallbacks, not errors.  Returns NGX_OK,
- * or the query reader's 400 for text that is not clean (repeated, bad
- * escape, invalid UTF-8, NUL), or NGX_ERROR.
- */
-ngx_int_t ngx_http_cms_router_page(ngx_http_request_t *r, ngx_uint_t def,
-    ngx_uint_t max, ngx_uint_t *limit, ngx_uint_t *offset);
-
-/* limit and offset as two statement arguments, args[0] and args[1] */
-ngx_int_t ngx_http_cms_router_page_args(ngx_http_request_t *r,
-    ngx_uint_t limit, ngx_uint_t offset, ngx_str_t *args);
-
-/*
  * The value of request header "name" (case-insensitive), the first when
  * it is given more than once, or NULL when the request has none.  *n (if
  * n is not NULL) is set to how many times it is given.

@@ -1,0 +1,116 @@
+
+/*
+ * The list engine (see the header): page parameters in, pages out.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_list.h"
+#include "ngx_http_cms_query.h"
+#include "ngx_http_cms_response.h"
+
+
+ngx_int_t
+ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
+    ngx_uint_t max, ngx_http_cms_page_t *page, ngx_str_t *args)
+{
+    u_char      *p;
+    ngx_int_t    rc;
+    ngx_uint_t   n;
+
+    page->limit = def;
+    page->offset = 0;
+
+    rc = ngx_http_cms_query_uint(r, "limit", &n);
+
+    if (rc == NGX_OK && n >= 1 && n <= max) {
+        page->limit = n;
+
+    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_query_uint(r, "offset", &n);
+
+    if (rc == NGX_OK && n <= NGX_HTTP_CMS_LIST_MAX_OFFSET) {
+        page->offset = n;
+
+    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
+        return rc;
+    }
+
+    if (args == NULL) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, 2 * NGX_INT_T_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    args[0].data = p;
+    args[0].len = ngx_sprintf(p, "%ui", page->limit) - p;
+    p += args[0].len;
+    args[1].data = p;
+    args[1].len = ngx_sprintf(p, "%ui", page->offset) - p;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_list_send(ngx_http_request_t *r, const char *name,
+    PGresult *res, const ngx_http_cms_col_t *cols, ngx_uint_t n,
+    ngx_http_cms_page_t *page)
+{
+    int        row, rows;
+    size_t     len;
+    u_char    *p;
+    ngx_str_t  body;
+
+    rows = PQntuples(res);
+
+    if (rows < 1 || PQnfields(res) < 2) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: a page query returned the wrong shape");
+        return NGX_ERROR;
+    }
+
+    if (PQgetisnull(res, 0, (int) cols[0].column)) {
+        rows = 0;
+    }
+
+    len = ngx_strlen(name) + PQgetlength(res, 0, 0) + 3 * NGX_INT_T_LEN
+          + sizeof("{\"\":[],\"pagination\":{\"total\":,\"limit\":,"
+                   "\"offset\":}}");
+
+    for (row = 0; row < rows; row++) {
+        len += ngx_http_cms_json_row_len(res, row, cols, n) + 1;
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    body.data = p;
+    p = ngx_sprintf(p, "{\"%s\":[", name);
+
+    for (row = 0; row < rows; row++) {
+        if (row) {
+            *p++ = ',';
+        }
+
+        p = ngx_http_cms_json_row(p, res, row, cols, n);
+    }
+
+    p = ngx_sprintf(p, "],\"pagination\":{\"total\":%s,\"limit\":%ui,"
+                    "\"offset\":%ui}}", PQgetvalue(res, 0, 0), page->limit,
+                    page->offset);
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}

@@ -1,0 +1,53 @@
+
+/*
+ * The list engine: which page a list asks for, and the page written from
+ * result columns (no json_agg: PostgreSQL reads the page, C writes it).
+ */
+
+
+#ifndef _NGX_HTTP_CMS_LIST_H_INCLUDED_
+#define _NGX_HTTP_CMS_LIST_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <libpq-fe.h>
+#include "ngx_http_cms_json.h"
+
+
+/* the deepest page an offset reaches (README, Pagination) */
+#define NGX_HTTP_CMS_LIST_MAX_OFFSET  10000000
+
+
+typedef struct {
+    ngx_uint_t                  limit;
+    ngx_uint_t                  offset;
+} ngx_http_cms_page_t;
+
+
+/*
+ * The page a content-API list asks for: "limit" (default "def", 1..max;
+ * anything else falls back to the default) and "offset" (default 0; not a
+ * number or beyond NGX_HTTP_CMS_LIST_MAX_OFFSET: 0): the spec asks for
+ * fallbacks, not errors.  With "args" (room for two), also the two as
+ * statement arguments.  Returns NGX_OK, or the query reader's 400 for text
+ * that is not clean (repeated, bad escape, invalid UTF-8, NUL), or
+ * NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
+    ngx_uint_t max, ngx_http_cms_page_t *page, ngx_str_t *args);
+
+/*
+ * Sends {"<name>": [items], "pagination": {"total", "limit", "offset"}}
+ * from "res", whose every row holds the total in column 0 and one item in
+ * the columns "cols" (n of them); a page past the end is one row whose
+ * first item column is NULL (the item query LEFT JOINed to the count).
+ * Returns the handler contract's codes (NGX_OK once sent).
+ */
+ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r, const char *name,
+    PGresult *res, const ngx_http_cms_col_t *cols, ngx_uint_t n,
+    ngx_http_cms_page_t *page);
+
+
+#endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

@@ -1,0 +1,202 @@
+# Hostile input on every route, from the corpus that t/data/hostile/gen-corpus.pl writes
+# (on every run, from its route table: a new route family adds its routes
+# there, not here). Each route gets a control request with benign values (2xx: the
+# credential is valid, so the hostile cases reach the input checks), then invalid UTF-8,
+# NUL bytes, 5,000-byte values, 30-digit numbers and wrong JSON types in every path
+# parameter, query parameter and body field, and duplicated Authorization,
+# Idempotency-Key and Service-Version headers; then raw HTTP (duplicate and oversized
+# headers, an oversized URL, bad Content-Length, Content-Length with chunked, TRACE, %00
+# in the path, bad Host, HTTP/9.9, an unknown transfer coding, paths outside /v1/ and
+# without a route) over /v1/..., /v1/ext/... and /v1/extensions.
+#
+# Every answer: 4xx (or 503 with Retry-After; 501/505 where the case says so; 2xx where
+# the corpus says why), never 500; JSON in the route's error shape, at most 1024 bytes;
+# X-Request-Id; no version in Server. The worker never dies: its pid is the same after
+# the corpus (and right after the regression case first below), and done_testing()'s end
+# checks (no sanitizer report, no worker exit) pass.
+use strict;
+use warnings;
+use Cms::Test;
+use Cms::Fixtures qw(req diag_resp signup workspace api_key key mk mkcat facility extension make_key pepper
+                     idem);
+use Cms::ExtFixtures qw(cms_admin put_manifest manifest install $MDIR);
+use Cms::Hostile qw(load_corpus send_case check_case problem_kind short);
+use Digest::SHA qw(hmac_sha256);
+use File::Basename qw(dirname);
+
+my $CORPUS = dirname(__FILE__) . '/data/hostile/gen-corpus.pl';
+my @CASES = load_corpus($CORPUS);
+
+set_conf_defaults(http_config => "cms_extensions_manifests $MDIR;");
+start_nginx();
+
+# --- fixtures ------------------------------------------------------------------------------
+
+my @ALL_SCOPES = map { ("$_:read", "$_:write") }
+    qw(articles videos categories media comments custom pages webhooks podcasts subscribers);
+
+my $owner = signup();
+my $ws = workspace($owner->{token}, 'Hostile');
+my $API = key($owner->{token}, $ws, 'all scopes', @ALL_SCOPES);
+my $article = mk($API, { title => 'Hostile target' })->{id};
+my $category = mkcat($API, { name => 'Hostile target' })->{id};
+
+my $fac = facility();
+my $ext = extension($fac);
+my $pepper = pepper();
+
+# Keys by SQL in one statement each (ExtFixtures' helpers take one psql run per key).
+# A pool per kind: /v1/ext and /v1/extensions limit each credential to a burst of 120.
+sub many_keys {
+    my ($n, $prefix, $table, $cols, $row) = @_;
+    my @k = map { make_key($prefix) } 1 .. $n;
+    psql("INSERT INTO $table ($cols) VALUES "
+         . join(', ', map { $row->($_, unpack('H*', hmac_sha256($_, $pepper))) } @k));
+    return @k;
+}
+my @EXT_KEYS = many_keys(8, 'sk_live_', 'extension_keys',
+    'extension_id, facility_id, livemode, privileges, key_prefix, secret_hash',
+    sub { sprintf "('%s', '%s', true, '{ext:billing:read,ext:billing:write,ext:control:write}', '%s', decode('%s', 'hex'))",
+          $ext, $fac, substr($_[0], 0, 12), $_[1] });
+my @ADMIN_KEYS = many_keys(8, 'sk_admin_', 'admin_credentials',
+    'facility_id, name, privileges, key_prefix, secret_hash',
+    sub { sprintf "('%s', 'hostile', '{admin:extensions:view,admin:extensions:manage}', '%s', decode('%s', 'hex'))",
+          $fac, substr($_[0], 0, 13), $_[1] });
+
+my @INVOICES;
+sub fresh_invoice {
+    @INVOICES = map { $_->[0] } @{psql("INSERT INTO invoices (facility_id, livemode, patient_id, amount, currency)
+        SELECT '$fac', true, 'patient-h' || g, 5000, 'XOF' FROM generate_series(1, 100) g RETURNING id")}
+        unless @INVOICES;
+    return shift @INVOICES;
+}
+my $invoice = fresh_invoice();
+
+my @FIELDS = ([note => { type => 'string' }], [count => { type => 'number' }], [flag => { type => 'boolean' }],
+              [token => { type => 'secret' }]);
+put_manifest('hx-conf.toml', manifest(name => 'hx-conf', required_privilege => 'hx:view', fields => \@FIELDS));
+put_manifest('hx-reload.toml', manifest(name => 'hx-reload'));
+for my $m (qw(hx-conf hx-reload)) {
+    my $r = install($ADMIN_KEYS[0], "file:$m.toml", {});
+    die "install $m: " . diag_resp($r) unless $r->{status} == 201;
+}
+my $MANIFESTS = 0;
+
+my $ui_user = signup();
+cms_admin('facility', 'member', '--facility', $fac, '--email', $ui_user->{email}, '--privileges', 'hx:view');
+
+my ($N, $EMAILS) = (0, 0);
+my %FILL = (
+    n => sub { ++$N },
+    email => sub { sprintf 'hostile%d-%d@example.com', ++$EMAILS, $$ },
+    login_email => sub { $owner->{email} },
+    login_password => sub { $owner->{password} },
+    ws => sub { $ws },
+    article => sub { $article },
+    category => sub { $category },
+    victim_article => sub { mk($API, { title => 'Victim ' . ++$N })->{id} },
+    victim_category => sub { mkcat($API, { name => 'Victim ' . ++$N })->{id} },
+    victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
+    invoice => sub { $invoice },
+    fresh_invoice => \&fresh_invoice,
+    facility => sub { $fac },
+    ext_conf => sub { 'hx-conf' },
+    # reload needs a running extension: set it back before each use
+    ext_running => sub {
+        psql("UPDATE extensions SET status = 'running' WHERE facility_id = '$fac' AND name = 'hx-reload'");
+        'hx-reload' },
+    manifest => sub {
+        my $name = 'hx-m' . ++$MANIFESTS;
+        put_manifest("$name.toml", manifest(name => $name, fields => \@FIELDS));
+        "$name.toml" },
+    idem => \&idem,
+    'cred:api' => sub { $API },
+    'cred:session' => sub { $owner->{token} },
+    'cred:ui_session' => sub { $ui_user->{token} },
+    'cred:fresh_session' => sub {
+        my $r = req(POST => '/v1/auth/login', undef, { email => $owner->{email}, password => $owner->{password} });
+        die 'login: ' . diag_resp($r) unless $r->{status} == 200;
+        $r->{json}{token} },
+    'cred:ext' => sub { $EXT_KEYS[$N++ % @EXT_KEYS] },
+    'cred:admin' => sub { $ADMIN_KEYS[$N++ % @ADMIN_KEYS] },
+);
+
+my @pids = worker_pids();
+is scalar(@pids), 1, 'one worker' or diag "workers: @pids";
+
+# --- the regression first: a 5,000-byte status once overflowed a heap buffer by one byte --
+
+{
+    my $r = req(GET => '/v1/api/articles?status=' . ('a' x 5000), $API);
+    ok $r->{status} == 400 && ref $r->{json} eq 'HASH'
+       && ($r->{json}{code} // '') =~ /^(?:invalid_status|invalid_request)$/,
+       'GET /v1/api/articles?status=<5000 x a>: 400 invalid_status or invalid_request' or diag diag_resp($r);
+    is_deeply [worker_pids()], \@pids, 'the worker survived it (same pid)';
+}
+
+# --- the corpus ------------------------------------------------------------------------------
+
+ok @CASES >= 500, 'the corpus has at least 500 requests (' . scalar(@CASES) . ')';
+
+# Every route of the module's route tables is in the corpus (the test-only /_test routes
+# aside): a new route family adds its routes to gen-corpus.pl's table.
+{
+    my $src = ($ENV{TEST_CMS_ROOT} // dirname(__FILE__) . '/..') . '/src';
+    my (%want, %have);
+    for my $f (grep { !/_testing\.c$/ } glob "$src/ngx_http_cms_*.c") {
+        open my $fh, '<', $f or die "$f: $!";
+        while (<$fh>) {
+            $want{"$1 /v1$2"} = 1 while /\{\s*NGX_HTTP_(\w+),\s*ngx_string\("(\/[^"]*)"\)/g;
+        }
+    }
+    $have{$_->{route}} = 1 for @CASES;
+    ok keys(%want) >= 40, 'routes found in ' . $src . ' (' . scalar(keys %want) . ')';
+    is_deeply [sort grep { !$have{$_} } keys %want], [], 'every route is in the corpus';
+    is_deeply [sort grep { !$want{$_} && $_ ne 'raw' } keys %have], [], 'every corpus route is a route';
+}
+
+# TEST_HOSTILE_DUMP=FILE: every case's status and body, one a line (to look at the answers)
+my $DUMP;
+open $DUMP, '>', $ENV{TEST_HOSTILE_DUMP} or die "$ENV{TEST_HOSTILE_DUMP}: $!" if $ENV{TEST_HOSTILE_DUMP};
+
+my (%kinds, $failed);
+for my $c (@CASES) {
+    my $r = send_case($c, \%FILL);
+    my @bad = check_case($c, $r);
+    printf $DUMP "%s\t%s\t%s\t%s\n", $r->{status}, (@bad ? 'FAIL' : 'ok'), $c->{name}, short($r->{body}) if $DUMP;
+    ok !@bad, $c->{name} or do {
+        $failed++;
+        diag join("\n", map { "  $_" } @bad) . "\n  got $r->{status} " . short($r->{body});
+        for my $p (@bad) {
+            my $k = problem_kind($p);
+            my $cat = $c->{route} eq 'raw' ? "raw $c->{mutation}"
+                    : $c->{target} =~ /^(path|query|body)\./ ? "$1 $c->{mutation}"
+                    : "$c->{target} $c->{mutation}";
+            push @{$kinds{$k}{$cat}}, $c->{name};
+        }
+    };
+}
+
+is_deeply [worker_pids()], \@pids, 'after the corpus: the same worker (none died)';
+
+# What failed, counted by problem and by what was mutated (the kind of target: path
+# parameter, query parameter, body field, header, raw case): the list the C side works from.
+if ($failed) {
+    my @out = ("$failed of " . scalar(@CASES) . " cases failed; by problem, then by what was mutated:");
+    my $total = sub { my $n = 0; $n += @$_ for values %{$_[0]}; $n };
+    for my $k (sort { $total->($kinds{$b}) <=> $total->($kinds{$a}) || $a cmp $b } keys %kinds) {
+        my $n = $total->($kinds{$k});
+        if ($n == @CASES) {
+            push @out, "  $k: every case";
+            next;
+        }
+        push @out, "  $k: $n case(s)";
+        for my $cat (sort keys %{$kinds{$k}}) {
+            my @names = @{$kinds{$k}{$cat}};
+            push @out, sprintf "    %-32s %4d  e.g. %s", $cat, scalar @names, $names[0];
+        }
+    }
+    diag join "\n", @out;
+}
+
+done_testing();
