@@ -2,6 +2,8 @@
 /*
  * libFuzzer target for cms_json_depth_ok(): no out-of-bounds read, and the
  * answer agrees with a plain reference scanner written as a state machine.
+ * cms_json_compact() on the same text: bounded, idempotent, same nesting,
+ * and cms_json_loose() says exactly when it changes something.
  * First byte: max_depth; the rest: the JSON text.
  */
 
@@ -9,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cms_json_scan.h"
 
@@ -60,6 +63,38 @@ ref_max_depth(const uint8_t *p, size_t len)
 }
 
 
+/* compacting never grows the text, keeps the nesting, and is idempotent */
+static void
+check_compact(const uint8_t *p, size_t len)
+{
+    size_t    n, m;
+    uint8_t  *a, *b;
+
+    a = malloc(len + 1);
+    b = malloc(len + 1);
+
+    if (a == NULL || b == NULL) {
+        abort();
+    }
+
+    n = cms_json_compact(p, len, a);
+    m = cms_json_compact(a, n, b);
+
+    if (cms_json_loose(p, len) != (n != len) || cms_json_loose(a, n)) {
+        abort();
+    }
+
+    if (n > len || m != n || memcmp(a, b, n) != 0
+        || ref_max_depth(a, n) != ref_max_depth(p, len))
+    {
+        abort();
+    }
+
+    free(a);
+    free(b);
+}
+
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -87,6 +122,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (max > 0 && cms_json_depth_ok(data, size, (unsigned) max - 1) != 0) {
         abort();
     }
+
+    check_compact(data, size);
 
     return 0;
 }

@@ -12,7 +12,6 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_password.h"
@@ -77,16 +76,16 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_find_sql =
 ngx_http_cms_route_t  ngx_http_cms_accounts_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/auth/signup"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_accounts_signup, NULL, NULL },
+      ngx_http_cms_accounts_signup, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/auth/login"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_accounts_login, NULL, NULL },
+      ngx_http_cms_accounts_login, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/auth/logout"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_accounts_logout, NULL, NULL },
+      ngx_http_cms_accounts_logout, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/me"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_accounts_me, NULL, NULL },
+      ngx_http_cms_accounts_me, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -143,7 +142,7 @@ ngx_http_cms_accounts_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t                rc;
     ngx_http_cms_account_t  *a;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -192,7 +191,7 @@ ngx_http_cms_accounts_found(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t                hash, *encoded;
     ngx_http_cms_account_t  *a;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -287,6 +286,7 @@ ngx_http_cms_accounts_session(ngx_http_request_t *r,
 
 
 /* the body of signup and login */
+/* long: one check per signup field, in the spec's order */
 static ngx_int_t
 ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t signup)

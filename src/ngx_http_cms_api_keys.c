@@ -14,7 +14,6 @@
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
@@ -80,18 +79,18 @@ ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/workspaces/:id/api-keys"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
-      ngx_http_cms_api_keys_create, NULL, NULL },
+      ngx_http_cms_api_keys_create, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/workspaces/:id/api-keys"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
-      ngx_http_cms_api_keys_list, NULL, NULL },
+      ngx_http_cms_api_keys_list, NULL, NULL, 0 },
 
     { NGX_HTTP_DELETE, ngx_string("/workspaces/:id/api-keys/:key"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_ADMIN,
-      ngx_http_cms_api_keys_delete, NULL, NULL },
+      ngx_http_cms_api_keys_delete, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/api/key"), NGX_HTTP_CMS_AUTH_SECRET_KEY, 0,
-      ngx_http_cms_api_keys_self, NULL, NULL },
+      ngx_http_cms_api_keys_self, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -154,7 +153,7 @@ ngx_http_cms_api_keys_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t   rc;
     ngx_str_t   body, *secret;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -176,6 +175,7 @@ ngx_http_cms_api_keys_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 /* a non-empty array of known scope names, joined with spaces for SQL */
+/* long: each scope name refused with its own message */
 static ngx_int_t
 ngx_http_cms_api_keys_scopes(ngx_http_request_t *r, json_t *scopes,
     ngx_str_t *out)
@@ -247,12 +247,12 @@ ngx_http_cms_api_keys_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "api_keys", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "api_keys", res);
 }
 
 
@@ -280,7 +280,7 @@ ngx_http_cms_api_keys_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t  rc;
     ngx_str_t  empty = ngx_null_string;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -312,10 +312,10 @@ ngx_http_cms_api_keys_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "api_key", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "api_key", res);
 }

@@ -17,7 +17,6 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_thread.h"
@@ -173,6 +172,11 @@ static const ngx_http_cms_col_t  ngx_http_cms_articles_cols[] = {
     { "updated_at", 20, NGX_HTTP_CMS_COL_STRING },
 };
 
+static const ngx_http_cms_record_t  ngx_http_cms_article = {
+    "article", "articles", ngx_http_cms_articles_cols,
+    sizeof(ngx_http_cms_articles_cols) / sizeof(ngx_http_cms_col_t)
+};
+
 
 #define NGX_HTTP_CMS_ART_READ   NGX_HTTP_CMS_SCOPE_ARTICLES_READ
 #define NGX_HTTP_CMS_ART_WRITE  NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE
@@ -186,44 +190,29 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/api/articles"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_READ,
-      ngx_http_cms_articles_list, NULL, NULL },
+      ngx_http_cms_articles_list, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_POST, ngx_string("/api/articles"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_WRITE,
-      ngx_http_cms_articles_create, NULL, NULL },
+      ngx_http_cms_articles_create, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_GET, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_READ,
       ngx_http_cms_articles_get, &ngx_http_cms_articles_get_fused_sql,
-      ngx_http_cms_articles_got_fused },
+      ngx_http_cms_articles_got_fused,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_PATCH, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_WRITE,
-      ngx_http_cms_articles_update, NULL, NULL },
+      ngx_http_cms_articles_update, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_DELETE, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_WRITE,
-      ngx_http_cms_articles_delete, NULL, NULL },
-
-    { NGX_HTTP_GET, ngx_string("/workspaces/:ws/articles"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_articles_list, NULL, NULL },
-
-    { NGX_HTTP_POST, ngx_string("/workspaces/:ws/articles"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_articles_create, NULL, NULL },
-
-    { NGX_HTTP_GET, ngx_string("/workspaces/:ws/articles/:id"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_articles_get, NULL, NULL },
-
-    { NGX_HTTP_PATCH, ngx_string("/workspaces/:ws/articles/:id"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_articles_update, NULL, NULL },
-
-    { NGX_HTTP_DELETE, ngx_string("/workspaces/:ws/articles/:id"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_articles_delete, NULL, NULL },
+      ngx_http_cms_articles_delete, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     ngx_http_cms_null_route
 };
@@ -284,16 +273,12 @@ ngx_http_cms_articles_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_list_send(r, "articles", res,
-                                  ngx_http_cms_articles_cols,
-                                  sizeof(ngx_http_cms_articles_cols)
-                                  / sizeof(ngx_http_cms_articles_cols[0]),
-                                  ctx->data);
+    return ngx_http_cms_list_send(r, &ngx_http_cms_article, res, ctx->data);
 }
 
 
@@ -319,12 +304,12 @@ ngx_http_cms_articles_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "article", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "article", res);
 }
 
 
@@ -333,7 +318,7 @@ static ngx_int_t
 ngx_http_cms_articles_got_fused(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    return ngx_http_cms_pg_send_column(r, NGX_HTTP_OK, "article", res,
+    return ngx_http_cms_send_column(r, NGX_HTTP_OK, "article", res,
                                        NGX_HTTP_CMS_AUTH_KEY_COLUMNS);
 }
 
@@ -490,14 +475,14 @@ ngx_http_cms_articles_saved(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t                      rc;
     ngx_http_cms_article_write_t  *w;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
     w = ctx->data;
 
-    return ngx_http_cms_pg_send_wrapped(r, w->id.len ? NGX_HTTP_OK
+    return ngx_http_cms_send_wrapped(r, w->id.len ? NGX_HTTP_OK
                                                      : NGX_HTTP_CREATED,
                                         "article", res);
 }
@@ -531,7 +516,7 @@ ngx_http_cms_articles_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t  rc;
     ngx_str_t  empty = ngx_null_string;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -599,6 +584,7 @@ ngx_http_cms_articles_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 /* title, slug, subtitle (or excerpt), body, status, locale, ... */
+/* long: one bounded check per text field, in order */
 static ngx_int_t
 ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
     json_t *patch, ngx_uint_t create)
@@ -670,6 +656,7 @@ ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
 
 
 /* category_id, author_id: a uuid or null; published_at: a time or "" */
+/* long: the category and tag checks, each its own code */
 static ngx_int_t
 ngx_http_cms_articles_refs(ngx_http_request_t *r, json_t *body,
     json_t *patch)

@@ -17,10 +17,9 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_crypto.h"
-#include "ngx_http_cms_ext.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "cms_key.h"
@@ -61,8 +60,6 @@ static ngx_int_t ngx_http_cms_auth_session_checked(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_user_row(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_auth_permit(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r,
     ngx_str_t *token);
 static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
@@ -158,14 +155,14 @@ static ngx_str_t  ngx_http_cms_role_names[] = {
 
 
 ngx_int_t
-ngx_http_cms_auth_run(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+ngx_http_cms_auth_step(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ctx->principal.family = ctx->route->auth;
+    ctx->principal.family = ctx->auth;
 
-    switch (ctx->route->auth) {
+    switch (ctx->auth) {
 
     case NGX_HTTP_CMS_AUTH_NONE:
-        return ctx->route->handler(r, ctx);
+        return NGX_DECLINED;
 
     case NGX_HTTP_CMS_AUTH_SECRET_KEY:
         return ngx_http_cms_auth_key(r, ctx);
@@ -236,6 +233,7 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     if (ctx->route->fused != NULL) {
+        /* the route reads its record in the key's statement */
         return ngx_http_cms_auth_fused(r, ctx, &arg);
     }
 
@@ -317,6 +315,7 @@ ngx_http_cms_auth_fused(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
+/* long: the key row's columns copied and checked in turn */
 static ngx_int_t
 ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
@@ -326,7 +325,7 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t                  role;
     ngx_http_cms_principal_t  *p;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -360,16 +359,16 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                  NULL);
     }
 
-    rc = ngx_http_cms_auth_permit(r, ctx);
-    if (rc != NGX_OK) {
-        return rc;
+    if (ctx->route->fused == NULL) {
+        return ctx->resume(r, ctx);
     }
 
-    if (ctx->route->fused != NULL) {
-        return ctx->route->fused_done(r, ctx, res);
-    }
+    /* the rest of the pipeline runs while the result is alive */
+    ctx->fused = res;
+    rc = ctx->resume(r, ctx);
+    ctx->fused = NULL;
 
-    return ctx->route->handler(r, ctx);
+    return rc;
 }
 
 
@@ -415,7 +414,7 @@ ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_str_t   args[2];
     ngx_uint_t  admin;
 
-    admin = (ctx->route->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY);
+    admin = (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY);
 
     rc = admin ? ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_ADMIN,
                                         CMS_KEY_KIND_SK_ADMIN, &args[0])
@@ -445,7 +444,7 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t                  rc;
     ngx_http_cms_principal_t  *p;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -468,7 +467,7 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     v = PQgetvalue(res, 0, 4);
 
-    if (ctx->route->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY) {
+    if (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY) {
         p->scopes = ngx_http_cms_auth_names(ngx_http_cms_admin_names,
                                             (u_char *) v,
                                             (u_char *) v + ngx_strlen(v));
@@ -483,18 +482,15 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                             (u_char *) v + ngx_strlen(v));
     }
 
-    if ((p->scopes & ctx->route->perm) != ctx->route->perm) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL);
-    }
-
     ctx->data = NULL;
 
-    return ngx_http_cms_ext_guard(r, ctx);
+    return ctx->resume(r, ctx);
 }
 
 
 /* sessions */
 
+/* long: deny-list and user lookups started side by side */
 static ngx_int_t
 ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
@@ -543,7 +539,7 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     args[0] = ctx->principal.user_id;
     ngx_str_null(&args[1]);
 
-    if (ctx->route->auth == NGX_HTTP_CMS_AUTH_MEMBER) {
+    if (ctx->auth == NGX_HTTP_CMS_AUTH_MEMBER) {
         /* any malformed id is simply not a workspace one belongs to */
         if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len))
         {
@@ -577,6 +573,7 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
 
 /* verifies the JWT and reads its claims into the principal */
+/* long: each claim checked; the token refused on any */
 static ngx_int_t
 ngx_http_cms_auth_claims(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *token)
@@ -679,8 +676,6 @@ ngx_http_cms_auth_session_checked(ngx_http_request_t *r,
 {
     ngx_http_cms_auth_state_t *st = ctx->data;
 
-    ngx_int_t  rc;
-
     if (ctx->pending) {
         return NGX_DONE;
     }
@@ -702,16 +697,12 @@ ngx_http_cms_auth_session_checked(ngx_http_request_t *r,
     ctx->has_err = 0;
     ctx->data = NULL;
 
-    rc = ngx_http_cms_auth_permit(r, ctx);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ctx->route->handler(r, ctx);
+    return ctx->resume(r, ctx);
 }
 
 
 /* the user row: active, verified, the record, and the membership */
+/* long: active, verified, member, suspended: a code each */
 static ngx_int_t
 ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
@@ -720,7 +711,7 @@ ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t                  role;
     ngx_http_cms_main_conf_t  *mcf;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -746,7 +737,7 @@ ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
-    if (ctx->route->auth != NGX_HTTP_CMS_AUTH_MEMBER) {
+    if (ctx->auth != NGX_HTTP_CMS_AUTH_MEMBER) {
         return NGX_OK;
     }
 
@@ -764,41 +755,6 @@ ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     ctx->principal.role = ngx_http_cms_auth_role(&role);
     ctx->principal.workspace_id = ctx->params[0];
-
-    return NGX_OK;
-}
-
-
-/* the route's permission: a scope for keys, a minimum role for members;
-   NGX_OK when it holds */
-static ngx_int_t
-ngx_http_cms_auth_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
-{
-    ngx_uint_t                  i;
-    ngx_http_cms_route_t       *rt;
-    ngx_http_cms_principal_t   *p;
-
-    rt = ctx->route;
-    p = &ctx->principal;
-
-    if (rt->auth == NGX_HTTP_CMS_AUTH_SECRET_KEY
-        && (p->scopes & rt->perm) != rt->perm)
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL);
-    }
-
-    if (rt->auth == NGX_HTTP_CMS_AUTH_MEMBER) {
-        if (p->role < rt->perm) {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_FORBIDDEN, NULL);
-        }
-
-        /* handlers see the same parameters as under /v1/api */
-        for (i = 1; i < ctx->nparams; i++) {
-            ctx->params[i - 1] = ctx->params[i];
-        }
-
-        ctx->nparams--;
-    }
 
     return NGX_OK;
 }
@@ -859,6 +815,7 @@ ngx_http_cms_auth_copy(ngx_http_request_t *r, PGresult *res, int col,
 }
 
 
+/* long: the claims, the signature and the cookie */
 ngx_int_t
 ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
     ngx_str_t *token)

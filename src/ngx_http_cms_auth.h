@@ -1,7 +1,7 @@
 
 /*
  * Credentials -> ctx->principal.  Never sends a response: it records an
- * error and returns its status, or resumes the route's handler.
+ * error and returns its status, or resumes the pipeline.
  */
 
 
@@ -78,11 +78,15 @@ typedef enum {
 
 
 /*
- * Authenticates the request for its route's credential family and checks
- * the route's permission, then runs the route's handler.  Returns the
- * handler contract's codes (NGX_DONE while a lookup is in flight).
+ * The pipeline's credential step: authenticates the request for the
+ * route's credential family (ctx->auth) and fills ctx->principal.  Returns
+ * NGX_DECLINED for a route without a credential; NGX_DONE while a lookup
+ * is in flight, whose callback continues with ctx->resume() once the
+ * principal is known (with ctx->fused holding the result of a fused read
+ * meanwhile); or an error status recorded.  The permission is the
+ * router's to check.
  */
-ngx_int_t ngx_http_cms_auth_run(ngx_http_request_t *r,
+ngx_int_t ngx_http_cms_auth_step(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 /* The bit for a scope name, or 0 for an unknown one. */

@@ -16,9 +16,9 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_query.h"
 #include "ngx_http_cms_idempotency.h"
 #include "ngx_http_cms_pg.h"
 #include "cms_uuid.h"
@@ -68,15 +68,15 @@ ngx_http_cms_route_t  ngx_http_cms_billing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/ext/billing/invoices/:id"),
       NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_READ,
-      ngx_http_cms_billing_invoice, NULL, NULL },
+      ngx_http_cms_billing_invoice, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/ext/billing/payments/:id/record"),
       NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_WRITE,
-      ngx_http_cms_billing_record, NULL, NULL },
+      ngx_http_cms_billing_record, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/ext/billing/payments/:id/fail"),
       NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_WRITE,
-      ngx_http_cms_billing_fail, NULL, NULL },
+      ngx_http_cms_billing_fail, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -111,7 +111,7 @@ ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
     ngx_int_t  rc;
     ngx_str_t  body;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -135,6 +135,7 @@ ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
 
 
 /* reference (required), amount (required, > 0, covers the invoice), method */
+/* long: one check per payment field, each its own code */
 static ngx_int_t
 ngx_http_cms_billing_record(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
@@ -309,7 +310,7 @@ ngx_http_cms_billing_applied(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     static ngx_str_t  replayed_name = ngx_string("Idempotent-Replayed");
     static ngx_str_t  yes = ngx_string("true");
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -424,7 +425,7 @@ ngx_http_cms_fault(ngx_http_request_t *r, const char *point)
 
     static ngx_str_t  name = ngx_string("X-Cms-Fault");
 
-    v = ngx_http_cms_router_header(r, &name, NULL);
+    v = ngx_http_cms_query_header(r, &name, NULL);
 
     return v != NULL && v->len == ngx_strlen(point)
            && ngx_strncmp(v->data, point, v->len) == 0;

@@ -12,7 +12,6 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
@@ -103,45 +102,28 @@ ngx_http_cms_route_t  ngx_http_cms_categories_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/api/categories"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_CAT_READ,
-      ngx_http_cms_categories_list, NULL, NULL },
+      ngx_http_cms_categories_list, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_POST, ngx_string("/api/categories"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_CAT_WRITE,
-      ngx_http_cms_categories_create, NULL, NULL },
+      ngx_http_cms_categories_create, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_EDITOR },
 
     { NGX_HTTP_GET, ngx_string("/api/categories/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_CAT_READ,
-      ngx_http_cms_categories_get, NULL, NULL },
+      ngx_http_cms_categories_get, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_PATCH, ngx_string("/api/categories/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_CAT_WRITE,
-      ngx_http_cms_categories_update, NULL, NULL },
+      ngx_http_cms_categories_update, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_EDITOR },
 
     { NGX_HTTP_DELETE, ngx_string("/api/categories/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_CAT_WRITE,
-      ngx_http_cms_categories_delete, NULL, NULL },
-
-    /* the studio: any member reads, editors and up change the taxonomy */
-
-    { NGX_HTTP_GET, ngx_string("/workspaces/:ws/categories"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_categories_list, NULL, NULL },
-
-    { NGX_HTTP_POST, ngx_string("/workspaces/:ws/categories"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
-      ngx_http_cms_categories_create, NULL, NULL },
-
-    { NGX_HTTP_GET, ngx_string("/workspaces/:ws/categories/:id"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_VIEWER,
-      ngx_http_cms_categories_get, NULL, NULL },
-
-    { NGX_HTTP_PATCH, ngx_string("/workspaces/:ws/categories/:id"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
-      ngx_http_cms_categories_update, NULL, NULL },
-
-    { NGX_HTTP_DELETE, ngx_string("/workspaces/:ws/categories/:id"),
-      NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
-      ngx_http_cms_categories_delete, NULL, NULL },
+      ngx_http_cms_categories_delete, NULL, NULL,
+      NGX_HTTP_CMS_ROLE_EDITOR },
 
     ngx_http_cms_null_route
 };
@@ -162,12 +144,12 @@ ngx_http_cms_categories_listed(ngx_http_request_t *r,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "categories", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "categories", res);
 }
 
 
@@ -193,12 +175,12 @@ ngx_http_cms_categories_created(ngx_http_request_t *r,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_CREATED, "category", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_CREATED, "category", res);
 }
 
 
@@ -247,12 +229,12 @@ ngx_http_cms_categories_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "category", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "category", res);
 }
 
 
@@ -279,7 +261,7 @@ ngx_http_cms_categories_deleted(ngx_http_request_t *r,
     ngx_int_t  rc;
     ngx_str_t  empty = ngx_null_string;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -309,6 +291,7 @@ ngx_http_cms_categories_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 /* the body into statement arguments $1..$8 (args[0..7]) */
+/* long: one check per category field, in order */
 static ngx_int_t
 ngx_http_cms_categories_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t create, ngx_str_t *args)

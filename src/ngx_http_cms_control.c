@@ -13,7 +13,6 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
@@ -36,7 +35,7 @@ ngx_http_cms_route_t  ngx_http_cms_control_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/ext/control/drain-complete"),
       NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_CONTROL_WRITE,
-      ngx_http_cms_control_drained, NULL, NULL },
+      ngx_http_cms_control_drained, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -70,7 +69,7 @@ ngx_http_cms_control_acknowledged(ngx_http_request_t *r,
 
     static ngx_str_t  ack = ngx_string("{\"acknowledged\":true}");
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_COMMAND_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_COMMAND_OK);
     if (rc != NGX_OK) {
         return rc;
     }

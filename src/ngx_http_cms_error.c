@@ -8,18 +8,18 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <libpq-fe.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
-#include "ngx_http_cms_json.h"
 
 
 /* the longest message and param an error body echoes (bytes, cut "...") */
-#define NGX_HTTP_CMS_ERROR_MESSAGE_MAX  200
-#define NGX_HTTP_CMS_ERROR_PARAM_MAX    64
 
 
-static ngx_int_t ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s,
-    size_t max);
+static ngx_uint_t ngx_http_cms_error_sqlstate(const char *state,
+    const char *msg);
+static ngx_int_t ngx_http_cms_error_refused(ngx_http_request_t *r,
+    PGresult *res, ngx_uint_t code);
 
 
 #define ngx_http_cms_err(status, code, type, msg)                            \
@@ -239,109 +239,148 @@ ngx_http_cms_error_for_status(ngx_uint_t status)
 }
 
 
-ngx_int_t
-ngx_http_cms_error_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_uint_t *status, ngx_str_t *body)
+ngx_http_cms_shape_e
+ngx_http_cms_error_shape(ngx_str_t *uri)
 {
-    json_t                      *root, *inner, *param;
-    ngx_int_t                    rc;
-    ngx_str_t                    msg, pm;
-    ngx_uint_t                   code;
-    const ngx_http_cms_error_t  *e;
+    static ngx_str_t  ext = ngx_string("/v1/ext");
 
-    code = ctx->has_err ? ctx->err.code
-                        : ngx_http_cms_error_for_status(*status);
-    e = ngx_http_cms_error_get(code);
-
-    *status = e->status;
-
-    if (ctx->has_err && ctx->err.message) {
-        msg.data = (u_char *) ctx->err.message;
-        msg.len = ngx_strlen(ctx->err.message);
-
-    } else {
-        msg = e->message;
-    }
-
-    pm = ctx->has_err ? ctx->err.param : (ngx_str_t) ngx_null_string;
-
-    /* echoes are bounded: a client's 100 KB field name is not sent back */
-    if (ngx_http_cms_error_cut(r->pool, &msg, NGX_HTTP_CMS_ERROR_MESSAGE_MAX)
-        != NGX_OK
-        || ngx_http_cms_error_cut(r->pool, &pm, NGX_HTTP_CMS_ERROR_PARAM_MAX)
-           != NGX_OK)
+    /* "/v1/ext..." covers both /v1/ext/ and /v1/extensions */
+    if (uri->len >= ext.len
+        && ngx_strncmp(uri->data, ext.data, ext.len) == 0
+        && (uri->len == ext.len || uri->data[ext.len] == '/'
+            || ngx_strncmp(uri->data + ext.len, "ensions",
+                           ngx_min(uri->len - ext.len, 7)) == 0))
     {
-        return NGX_ERROR;
+        return NGX_HTTP_CMS_SHAPE_EXT;
     }
 
-    if (ctx->shape == NGX_HTTP_CMS_SHAPE_EXT) {
-        param = pm.len ? json_stringn((char *) pm.data, pm.len) : json_null();
-
-        inner = json_pack("{s:s%, s:s%, s:o}",
-                          "type", e->type.data, e->type.len,
-                          "message", msg.data, msg.len, "param", param);
-        root = inner ? json_pack("{s:o}", "error", inner) : NULL;
-
-    } else {
-        root = json_pack("{s:s%, s:s%}", "error", msg.data, msg.len,
-                         "code", e->code.data, e->code.len);
-    }
-
-    if (root == NULL) {
-        return NGX_ERROR;
-    }
-
-    rc = ngx_http_cms_json_dump(r, root, body);
-    json_decref(root);
-
-    return rc;
+    return NGX_HTTP_CMS_SHAPE_CONTENT;
 }
 
 
-/*
- * Cuts "s" to at most "max" bytes, ending in "..." when cut, at a UTF-8
- * character boundary, and with control characters (which JSON escapes
- * six bytes each) replaced by "?", so the escaped text stays near "max".
- */
-static ngx_int_t
-ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s, size_t max)
+/* the database's answers */
+
+ngx_int_t
+ngx_http_cms_error_check(ngx_http_request_t *r, PGresult *res,
+    ExecStatusType expect)
 {
-    u_char  *p;
-    size_t   i, len;
+    char        *state, *msg;
+    size_t       len;
+    ngx_uint_t   code;
 
-    len = s->len;
-
-    if (len > max) {
-        len = max - 3;
-
-        while (len > 0 && (s->data[len] & 0xc0) == 0x80) {
-            len--;
-        }
+    if (res == NULL) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
     }
 
-    for (i = 0; i < len && s->data[i] >= 0x20 && s->data[i] != 0x7f; i++) {
-        /* void */
-    }
-
-    if (len == s->len && i == len) {
+    if (PQresultStatus(res) == expect) {
         return NGX_OK;
     }
 
-    p = ngx_pnalloc(pool, len + 3);
-    if (p == NULL) {
-        return NGX_ERROR;
+    state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+    code = ngx_http_cms_error_sqlstate(state, msg);
+
+    if (code != NGX_HTTP_CMS_ERR_NONE) {
+        return ngx_http_cms_error_refused(r, res, code);
     }
 
-    for (i = 0; i < len; i++) {
-        p[i] = (s->data[i] < 0x20 || s->data[i] == 0x7f) ? '?' : s->data[i];
+    /* data exceptions: a client's value the checks let through */
+    if (state != NULL && state[0] == '2' && state[1] == '2') {
+        /* the server's message may quote the value: 48 bytes of it */
+        len = msg ? ngx_min(ngx_strlen(msg), 48) : 0;
+
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "cms: a value reached the database unchecked: %*s "
+                      "(SQLSTATE %s)", len, msg ? msg : "", state);
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST, NULL);
     }
 
-    if (len < s->len) {
-        p[len++] = '.'; p[len++] = '.'; p[len++] = '.';
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "cms: query failed: %s (%s, SQLSTATE %s)",
+                  msg ? msg : "", PQresStatus(PQresultStatus(res)),
+                  state ? state : "none");
+
+    return NGX_ERROR;
+}
+
+
+/* what a client did wrong, told by the server: an API error code */
+static ngx_uint_t
+ngx_http_cms_error_sqlstate(const char *state, const char *msg)
+{
+    if (state == NULL) {
+        return NGX_HTTP_CMS_ERR_NONE;
     }
 
-    s->data = p;
-    s->len = len;
+    /* raised by cms_raise() in sql/ with the API's code as the message */
+    if (ngx_strcmp(state, "P0001") == 0 && msg != NULL) {
+        return ngx_http_cms_error_find(msg);
+    }
 
-    return NGX_OK;
+    if (ngx_strcmp(state, "23505") == 0) {
+        return NGX_HTTP_CMS_ERR_CONFLICT;
+    }
+
+    /* a date-time the server cannot read, a reference that is not there */
+    if (ngx_strcmp(state, "22007") == 0 || ngx_strcmp(state, "22008") == 0
+        || ngx_strcmp(state, "23503") == 0)
+    {
+        return NGX_HTTP_CMS_ERR_INVALID_FIELD;
+    }
+
+    return NGX_HTTP_CMS_ERR_NONE;
+}
+
+
+/* records "code" with the field the server named; results die early */
+static ngx_int_t
+ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
+    ngx_uint_t code)
+{
+    char       *field, *param;
+    size_t      len;
+    ngx_uint_t  i;
+
+    static struct {
+        const char  *constraint;
+        ngx_uint_t   code;
+        const char  *param;
+    } unique[] = {
+        { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
+        { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+        { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    };
+
+    field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+
+    if (code == NGX_HTTP_CMS_ERR_CONFLICT) {
+        field = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+
+        for (i = 0; field && i < sizeof(unique) / sizeof(unique[0]); i++) {
+            if (ngx_strcmp(field, unique[i].constraint) == 0) {
+                return ngx_http_cms_fail(r, unique[i].code, unique[i].param);
+            }
+        }
+
+        field = NULL;
+    }
+
+    param = NULL;
+    len = field ? ngx_strlen(field) : 0;
+
+    if (len && len < 64) {
+        param = ngx_pnalloc(r->pool, len + 1);
+        if (param == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(param, field, len + 1);
+    }
+
+    ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                  "cms: refused by the database: %s",
+                  ngx_http_cms_error_get(code)->code.data);
+
+    return ngx_http_cms_fail(r, code, param);
 }

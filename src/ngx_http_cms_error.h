@@ -12,6 +12,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <libpq-fe.h>
 #include "ngx_http_cms_module.h"
 
 
@@ -117,12 +118,23 @@ ngx_uint_t ngx_http_cms_error_find(const char *code);
 /* The generic code for an HTTP status when a handler named none. */
 ngx_uint_t ngx_http_cms_error_for_status(ngx_uint_t status);
 
+
 /*
- * Builds the error body for the request's shape into a pool string.
- * Returns NGX_OK, or NGX_ERROR on allocation failure.
+ * Checks a query's result.  Returns NGX_OK when "res" has status
+ * "expect"; 503 when res is NULL (no answer came); the API's code for
+ * what the server refused (a unique violation -> 409 with the resource's
+ * code, cms_raise() codes, bad dates, missing references, other data
+ * exceptions -> 400), recorded; NGX_ERROR otherwise, with the server's
+ * message logged.
  */
-ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_uint_t *status, ngx_str_t *body);
+ngx_int_t ngx_http_cms_error_check(ngx_http_request_t *r, PGresult *res,
+    ExecStatusType expect);
+
+/*
+ * The error shape a path answers with: the extension routes (/v1/ext,
+ * /v1/extensions) their own, every other path the content API's.
+ */
+ngx_http_cms_shape_e ngx_http_cms_error_shape(ngx_str_t *uri);
 
 
 #endif /* _NGX_HTTP_CMS_ERROR_H_INCLUDED_ */

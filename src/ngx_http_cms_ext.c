@@ -1,7 +1,6 @@
 
 /*
- * The extension surface's pipeline.  Rate limiting runs before the
- * idempotency lookup, so a 429 is never kept as a request's answer.
+ * The extension family's Service-Version step.
  */
 
 
@@ -11,29 +10,25 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
+#include "ngx_http_cms_query.h"
 #include "ngx_http_cms_ext.h"
-#include "ngx_http_cms_idempotency.h"
-#include "ngx_http_cms_ratelimit.h"
 
 
-static ngx_int_t ngx_http_cms_ext_allowed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_ext_date_valid(u_char *p, size_t len);
 
 
 ngx_int_t
-ngx_http_cms_ext_version(ngx_http_request_t *r)
+ngx_http_cms_ext_version(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_str_t   *v;
     ngx_uint_t   n;
 
     static ngx_str_t  name = ngx_string("Service-Version");
 
-    v = ngx_http_cms_router_header(r, &name, &n);
+    v = ngx_http_cms_query_header(r, &name, &n);
 
     if (v == NULL) {
-        return NGX_OK;
+        return NGX_DECLINED;
     }
 
     if (n > 1) {
@@ -49,26 +44,8 @@ ngx_http_cms_ext_version(ngx_http_request_t *r)
                                      "YYYY-MM-DD");
     }
 
-    return ngx_http_cms_header_add(r, &name, v) == NGX_OK ? NGX_OK
+    return ngx_http_cms_header_add(r, &name, v) == NGX_OK ? NGX_DECLINED
                                                           : NGX_ERROR;
-}
-
-
-ngx_int_t
-ngx_http_cms_ext_guard(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
-{
-    return ngx_http_cms_ratelimit_check(r, ctx, ngx_http_cms_ext_allowed);
-}
-
-
-static ngx_int_t
-ngx_http_cms_ext_allowed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
-{
-    if (r->method == NGX_HTTP_POST) {
-        return ngx_http_cms_idempotency_claim(r, ctx, ctx->route->handler);
-    }
-
-    return ctx->route->handler(r, ctx);
 }
 
 

@@ -1,7 +1,6 @@
 
 /*
- * The extension surface's pipeline after authentication: Service-Version,
- * the rate limit, then idempotency for POSTs, then the route's handler.
+ * The extension family's own pipeline step: the Service-Version header.
  */
 
 
@@ -16,13 +15,11 @@
 
 
 /*
- * Validates and echoes "Service-Version: YYYY-MM-DD" (400 invalid_request
- * naming it when malformed).  NGX_OK or 400.
+ * Validates and echoes "Service-Version: YYYY-MM-DD".  Returns
+ * NGX_DECLINED (the pipeline goes on), 400 invalid_request naming it when
+ * malformed or given twice, or NGX_ERROR.
  */
-ngx_int_t ngx_http_cms_ext_version(ngx_http_request_t *r);
-
-/* Rate limit, idempotency (POST), handler.  Handler contract codes. */
-ngx_int_t ngx_http_cms_ext_guard(ngx_http_request_t *r,
+ngx_int_t ngx_http_cms_ext_version(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 

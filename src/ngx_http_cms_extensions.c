@@ -23,7 +23,6 @@
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_thread.h"
@@ -185,27 +184,27 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_ui_sql =
 ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/extensions"), NGX_HTTP_CMS_AUTH_ADMIN_KEY,
-      NGX_HTTP_CMS_ADMIN_VIEW, ngx_http_cms_extensions_list, NULL, NULL },
+      NGX_HTTP_CMS_ADMIN_VIEW, ngx_http_cms_extensions_list, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/extensions"), NGX_HTTP_CMS_AUTH_ADMIN_KEY,
       NGX_HTTP_CMS_ADMIN_MANAGE, ngx_http_cms_extensions_install, NULL,
-      NULL },
+      NULL, 0 },
 
     { NGX_HTTP_PUT, ngx_string("/extensions/:name/config"),
       NGX_HTTP_CMS_AUTH_ADMIN_KEY, NGX_HTTP_CMS_ADMIN_MANAGE,
-      ngx_http_cms_extensions_configure, NULL, NULL },
+      ngx_http_cms_extensions_configure, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/extensions/:name/reload"),
       NGX_HTTP_CMS_AUTH_ADMIN_KEY, NGX_HTTP_CMS_ADMIN_MANAGE,
-      ngx_http_cms_extensions_reload, NULL, NULL },
+      ngx_http_cms_extensions_reload, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/extensions/:name/keys/rotate"),
       NGX_HTTP_CMS_AUTH_ADMIN_KEY, NGX_HTTP_CMS_ADMIN_MANAGE,
-      ngx_http_cms_extensions_rotate, NULL, NULL },
+      ngx_http_cms_extensions_rotate, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/extensions/:name/ui-token"),
       NGX_HTTP_CMS_AUTH_SESSION, 0, ngx_http_cms_extensions_ui_token, NULL,
-      NULL },
+      NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -298,7 +297,7 @@ ngx_http_cms_extensions_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t   body;
     ngx_uint_t  limit;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -764,7 +763,7 @@ ngx_http_cms_extensions_installed(ngx_http_request_t *r,
     ngx_int_t                rc;
     ngx_http_cms_install_t  *in;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
 
     if (rc == NGX_HTTP_CONFLICT) {
         return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_CONFLICT, "name",
@@ -832,7 +831,7 @@ ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
     ngx_int_t   rc;
     ngx_str_t   args[3], id;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -876,7 +875,7 @@ ngx_http_cms_extensions_configured(ngx_http_request_t *r,
     ngx_int_t  rc;
     ngx_str_t  body;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -1187,7 +1186,7 @@ ngx_http_cms_extensions_reloaded(ngx_http_request_t *r,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -1202,7 +1201,7 @@ ngx_http_cms_extensions_reloaded(ngx_http_request_t *r,
                                      : NULL);
     }
 
-    return ngx_http_cms_pg_send_column(r, NGX_HTTP_OK, NULL, res, 0);
+    return ngx_http_cms_send_column(r, NGX_HTTP_OK, NULL, res, 0);
 }
 
 
@@ -1259,7 +1258,7 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
     ngx_int_t   rc;
     ngx_str_t  *secret;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -1328,7 +1327,7 @@ ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
     ngx_str_t                  body;
     ngx_http_cms_main_conf_t  *mcf;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }

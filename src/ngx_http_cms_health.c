@@ -11,7 +11,6 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
@@ -40,7 +39,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_health_sql =
 ngx_http_cms_route_t  ngx_http_cms_health_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/health"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_health_get, NULL, NULL },
+      ngx_http_cms_health_get, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };

@@ -20,6 +20,8 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_query.h"
+#include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_idempotency.h"
 #include "ngx_http_cms_redis.h"
 
@@ -29,6 +31,15 @@
 
 static ngx_int_t ngx_http_cms_idempotency_header(ngx_http_request_t *r,
     ngx_str_t *value);
+static ngx_int_t ngx_http_cms_idempotency_keys(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_idem_t *idem, ngx_str_t *value);
+static ngx_int_t ngx_http_cms_idempotency_lock(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem);
+static ngx_int_t ngx_http_cms_idempotency_release(ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_idem_t *idem);
+static ngx_int_t ngx_http_cms_idempotency_keep(ngx_http_request_t *r,
+    ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds, ngx_uint_t status,
+    ngx_str_t *body);
 static ngx_int_t ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
 static ngx_int_t ngx_http_cms_idempotency_replay(ngx_http_request_t *r,
@@ -41,14 +52,9 @@ ngx_int_t
 ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_handler_pt next)
 {
-    u_char                     *p, *lock;
-    size_t                      len[7];
-    ngx_int_t                   rc;
-    ngx_str_t                   value, parts[5];
-    const char                 *argv[7];
-    ngx_http_cms_idem_t        *idem;
-    ngx_http_cms_main_conf_t   *mcf;
-    ngx_http_cms_redis_cmds_t  *cmds;
+    ngx_int_t             rc;
+    ngx_str_t             value;
+    ngx_http_cms_idem_t  *idem;
 
     rc = ngx_http_cms_idempotency_header(r, &value);
 
@@ -63,24 +69,52 @@ ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
                                  "Idempotency-Key");
     }
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
     idem = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_idem_t));
-    p = ngx_pnalloc(r->pool, 2 * (ctx->principal.key_id.len + 96));
-    lock = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-    cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
-
-    if (idem == NULL || p == NULL || lock == NULL || cmds == NULL) {
+    if (idem == NULL) {
         return NGX_ERROR;
     }
 
     idem->next = next;
 
-    /* the scope: the credential, the route (not its ids) and the key */
+    if (ngx_http_cms_idempotency_keys(r, ctx, idem, &value) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ctx->idem = idem;
+    ctx->record = ngx_http_cms_idempotency_record;
+
+    rc = ngx_http_cms_idempotency_lock(r, idem);
+
+    if (rc == NGX_DONE || rc == NGX_ERROR) {
+        return rc;
+    }
+
+    /* Redis cannot be asked: an unprotected write is not made */
+    return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INTERNAL, NULL);
+}
+
+
+/*
+ * The key's scope (the credential, the route, not its ids, and the key),
+ * its Redis key, and the request's fingerprint (method, path and the
+ * exact body).
+ */
+static ngx_int_t
+ngx_http_cms_idempotency_keys(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_idem_t *idem, ngx_str_t *value)
+{
+    u_char     *p;
+    ngx_str_t   parts[5];
+
+    p = ngx_pnalloc(r->pool, 2 * (ctx->principal.key_id.len + 96));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
     parts[0] = r->method_name;
     parts[1] = ctx->route->pattern;
     ngx_str_set(&parts[2], "\n");
-    parts[3] = value;
+    parts[3] = *value;
 
     idem->scope.data = p;
     p = ngx_cpymem(p, ctx->principal.key_id.data, ctx->principal.key_id.len);
@@ -102,19 +136,33 @@ ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
                                 - NGX_HTTP_CMS_IDEM_HEX)
                     - p;
 
-    /* the fingerprint: method, path and the exact body */
     parts[1] = r->uri;
     parts[3] = ctx->raw_body;
     ngx_str_set(&parts[4], "");
 
-    if (ngx_http_cms_crypto_sha256_hex(parts, 4, idem->fp) != NGX_OK) {
-        return NGX_ERROR;
-    }
+    return ngx_http_cms_crypto_sha256_hex(parts, 4, idem->fp);
+}
 
-    ctx->idem = idem;
+
+/* SET key P<fingerprint> NX PX <lock>, then GET key: NGX_DONE, NGX_ERROR,
+   or another code when Redis cannot be asked */
+static ngx_int_t
+ngx_http_cms_idempotency_lock(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem)
+{
+    u_char                     *p, *lock;
+    size_t                      len[7];
+    const char                 *argv[7];
+    ngx_http_cms_main_conf_t   *mcf;
+    ngx_http_cms_redis_cmds_t  *cmds;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
     p = ngx_pnalloc(r->pool, 1 + NGX_HTTP_CMS_IDEM_HEX);
-    if (p == NULL) {
+    lock = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
+
+    if (p == NULL || lock == NULL || cmds == NULL) {
         return NGX_ERROR;
     }
 
@@ -139,14 +187,7 @@ ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    if (ngx_http_cms_redis_run(r, cmds, ngx_http_cms_idempotency_claimed)
-        == NGX_DONE)
-    {
-        return NGX_DONE;
-    }
-
-    /* Redis cannot be asked: an unprotected write is not made */
-    return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INTERNAL, NULL);
+    return ngx_http_cms_redis_run(r, cmds, ngx_http_cms_idempotency_claimed);
 }
 
 
@@ -240,16 +281,14 @@ ngx_http_cms_idempotency_replay(ngx_http_request_t *r,
 }
 
 
+/* long: keep or release, and the job owning the pool */
 void
 ngx_http_cms_idempotency_record(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body)
 {
-    u_char                     *p, *ttl;
-    size_t                      len[5];
+    ngx_int_t                   rc;
     ngx_pool_t                 *pool;
-    const char                 *argv[5];
     ngx_http_cms_idem_t        *idem;
-    ngx_http_cms_main_conf_t   *mcf;
     ngx_http_cms_redis_cmds_t  *cmds;
 
     idem = ctx->idem;
@@ -259,7 +298,6 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
     }
 
     idem->recorded = 1;
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
     /* a job of its own: the request may be gone when Redis answers */
     pool = ngx_create_pool(1024 + body->len, ngx_cycle->log);
@@ -268,15 +306,10 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
     }
 
     cmds = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_cmds_t));
-    p = ngx_pnalloc(pool, 1 + NGX_HTTP_CMS_IDEM_HEX + 3 + body->len);
-    ttl = ngx_pnalloc(pool, NGX_INT_T_LEN);
-
-    if (cmds == NULL || p == NULL || ttl == NULL) {
-        goto failed;
+    if (cmds == NULL) {
+        ngx_destroy_pool(pool);
+        return;
     }
-
-    argv[1] = (char *) idem->key.data;
-    len[1] = idem->key.len;
 
     if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR
         || (ctx->has_err
@@ -287,28 +320,15 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
          * conflict the database found (its record outlived Redis's) must
          * not take the key over from the request it belongs to
          */
-        argv[0] = "DEL";
-        len[0] = 3;
-
-        if (ngx_http_cms_redis_append(pool, cmds, 2, argv, len) != NGX_OK) {
-            goto failed;
-        }
+        rc = ngx_http_cms_idempotency_release(pool, cmds, idem);
 
     } else {
-        argv[0] = "SET";
-        len[0] = 3;
-        argv[2] = (char *) p;
-        len[2] = ngx_sprintf(p, "D%*s%03ui%V", (size_t) NGX_HTTP_CMS_IDEM_HEX,
-                             idem->fp, status, body)
-                 - p;
-        argv[3] = "PX";
-        len[3] = 2;
-        argv[4] = (char *) ttl;
-        len[4] = ngx_sprintf(ttl, "%M", mcf->idem_ttl) - ttl;
+        rc = ngx_http_cms_idempotency_keep(r, pool, cmds, status, body);
+    }
 
-        if (ngx_http_cms_redis_append(pool, cmds, 5, argv, len) != NGX_OK) {
-            goto failed;
-        }
+    if (rc != NGX_OK) {
+        ngx_destroy_pool(pool);
+        return;
     }
 
     /* the job owns the pool from here, also when it cannot be sent */
@@ -320,12 +340,63 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
                       "cms: an idempotent answer could not be kept; "
                       "the database still refuses a second write");
     }
+}
 
-    return;
 
-failed:
+/* DEL key */
+static ngx_int_t
+ngx_http_cms_idempotency_release(ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_idem_t *idem)
+{
+    size_t       len[2];
+    const char  *argv[2];
 
-    ngx_destroy_pool(pool);
+    argv[0] = "DEL";
+    len[0] = 3;
+    argv[1] = (char *) idem->key.data;
+    len[1] = idem->key.len;
+
+    return ngx_http_cms_redis_append(pool, cmds, 2, argv, len);
+}
+
+
+/* SET key D<fingerprint><status><body> PX <ttl> */
+static ngx_int_t
+ngx_http_cms_idempotency_keep(ngx_http_request_t *r, ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_uint_t status, ngx_str_t *body)
+{
+    u_char                    *p, *ttl;
+    size_t                     len[5];
+    const char                *argv[5];
+    ngx_http_cms_ctx_t        *ctx;
+    ngx_http_cms_idem_t       *idem;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+    idem = ctx->idem;
+
+    p = ngx_pnalloc(pool, 1 + NGX_HTTP_CMS_IDEM_HEX + 3 + body->len);
+    ttl = ngx_pnalloc(pool, NGX_INT_T_LEN);
+
+    if (p == NULL || ttl == NULL) {
+        return NGX_ERROR;
+    }
+
+    argv[0] = "SET";
+    len[0] = 3;
+    argv[1] = (char *) idem->key.data;
+    len[1] = idem->key.len;
+    argv[2] = (char *) p;
+    len[2] = ngx_sprintf(p, "D%*s%03ui%V", (size_t) NGX_HTTP_CMS_IDEM_HEX,
+                         idem->fp, status, body)
+             - p;
+    argv[3] = "PX";
+    len[3] = 2;
+    argv[4] = (char *) ttl;
+    len[4] = ngx_sprintf(ttl, "%M", mcf->idem_ttl) - ttl;
+
+    return ngx_http_cms_redis_append(pool, cmds, 5, argv, len);
 }
 
 
@@ -351,7 +422,7 @@ ngx_http_cms_idempotency_header(ngx_http_request_t *r, ngx_str_t *value)
 
     static ngx_str_t  name = ngx_string("Idempotency-Key");
 
-    v = ngx_http_cms_router_header(r, &name, &n);
+    v = ngx_http_cms_query_header(r, &name, &n);
 
     if (n > 1) {
         return NGX_BUSY;

@@ -13,7 +13,6 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
-#include "ngx_http_cms_router.h"
 
 
 #define NGX_HTTP_CMS_IDEM_HEX          64

@@ -10,6 +10,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
+#include "cms_json_scan.h"
 #include "cms_text.h"
 
 
@@ -369,7 +370,12 @@ ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
                               : ngx_cpymem(p, "false", 5);
             break;
 
-        default: /* NUMBER, JSON */
+        case NGX_HTTP_CMS_COL_JSON:
+            /* PostgreSQL's json text has spaces: answers are compact */
+            p += cms_json_compact((u_char *) v, PQgetlength(res, row, c), p);
+            break;
+
+        default: /* NUMBER */
             p = ngx_cpymem(p, v, PQgetlength(res, row, c));
         }
     }

@@ -34,6 +34,18 @@ typedef struct {
 
 
 /*
+ * A record as the API writes it: its name in a single answer ("category")
+ * and in a list ("categories"), and its members from result columns.
+ */
+typedef struct {
+    const char                 *name;
+    const char                 *list;
+    const ngx_http_cms_col_t   *cols;
+    ngx_uint_t                  ncols;
+} ngx_http_cms_record_t;
+
+
+/*
  * Serialises "json" (compact, keys in insertion order) into memory from
  * r->pool.  The caller keeps its reference to "json".  Returns NGX_OK or
  * NGX_ERROR (allocation or encoding failure, logged).

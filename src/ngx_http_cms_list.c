@@ -13,6 +13,11 @@
 #include "ngx_http_cms_response.h"
 
 
+static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res, int rows, size_t more,
+    ngx_str_t *body);
+
+
 ngx_int_t
 ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
     ngx_uint_t max, ngx_http_cms_page_t *page, ngx_str_t *args)
@@ -62,12 +67,10 @@ ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
 
 
 ngx_int_t
-ngx_http_cms_list_send(ngx_http_request_t *r, const char *name,
-    PGresult *res, const ngx_http_cms_col_t *cols, ngx_uint_t n,
-    ngx_http_cms_page_t *page)
+ngx_http_cms_list_send(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_http_cms_page_t *page)
 {
-    int        row, rows;
-    size_t     len;
+    int        rows;
     u_char    *p;
     ngx_str_t  body;
 
@@ -79,38 +82,81 @@ ngx_http_cms_list_send(ngx_http_request_t *r, const char *name,
         return NGX_ERROR;
     }
 
-    if (PQgetisnull(res, 0, (int) cols[0].column)) {
+    if (PQgetisnull(res, 0, (int) rec->cols[0].column)) {
         rows = 0;
     }
 
-    len = ngx_strlen(name) + PQgetlength(res, 0, 0) + 3 * NGX_INT_T_LEN
-          + sizeof("{\"\":[],\"pagination\":{\"total\":,\"limit\":,"
-                   "\"offset\":}}");
-
-    for (row = 0; row < rows; row++) {
-        len += ngx_http_cms_json_row_len(res, row, cols, n) + 1;
-    }
-
-    p = ngx_pnalloc(r->pool, len);
+    p = ngx_http_cms_list_items(r, rec, res, rows,
+                                PQgetlength(res, 0, 0) + 3 * NGX_INT_T_LEN
+                                + sizeof(",\"pagination\":{\"total\":,"
+                                         "\"limit\":,\"offset\":}}"),
+                                &body);
     if (p == NULL) {
         return NGX_ERROR;
     }
 
-    body.data = p;
-    p = ngx_sprintf(p, "{\"%s\":[", name);
+    p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"limit\":%ui,"
+                    "\"offset\":%ui}}", PQgetvalue(res, 0, 0), page->limit,
+                    page->offset);
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+ngx_int_t
+ngx_http_cms_list_send_all(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res)
+{
+    u_char     *p;
+    ngx_str_t   body;
+
+    p = ngx_http_cms_list_items(r, rec, res, PQntuples(res), 1, &body);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    *p++ = '}';
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* "{"<list>":[items]" into a buffer with "more" bytes to spare after it;
+   returns where the rest goes, or NULL */
+static u_char *
+ngx_http_cms_list_items(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res, int rows, size_t more,
+    ngx_str_t *body)
+{
+    int      row;
+    size_t   len;
+    u_char  *p;
+
+    len = ngx_strlen(rec->list) + sizeof("{\"\":[]") + more;
+
+    for (row = 0; row < rows; row++) {
+        len += ngx_http_cms_json_row_len(res, row, rec->cols, rec->ncols) + 1;
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    body->data = p;
+    p = ngx_sprintf(p, "{\"%s\":[", rec->list);
 
     for (row = 0; row < rows; row++) {
         if (row) {
             *p++ = ',';
         }
 
-        p = ngx_http_cms_json_row(p, res, row, cols, n);
+        p = ngx_http_cms_json_row(p, res, row, rec->cols, rec->ncols);
     }
 
-    p = ngx_sprintf(p, "],\"pagination\":{\"total\":%s,\"limit\":%ui,"
-                    "\"offset\":%ui}}", PQgetvalue(res, 0, 0), page->limit,
-                    page->offset);
-    body.len = p - body.data;
+    *p++ = ']';
 
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return p;
 }

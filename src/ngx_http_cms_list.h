@@ -39,15 +39,22 @@ ngx_int_t ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
     ngx_uint_t max, ngx_http_cms_page_t *page, ngx_str_t *args);
 
 /*
- * Sends {"<name>": [items], "pagination": {"total", "limit", "offset"}}
+ * Sends {"<list>": [items], "pagination": {"total", "limit", "offset"}}
  * from "res", whose every row holds the total in column 0 and one item in
- * the columns "cols" (n of them); a page past the end is one row whose
- * first item column is NULL (the item query LEFT JOINed to the count).
- * Returns the handler contract's codes (NGX_OK once sent).
+ * the record's columns; a page past the end is one row whose first item
+ * column is NULL (the item query LEFT JOINed to the count).  Returns the
+ * handler contract's codes (NGX_OK once sent).
  */
-ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r, const char *name,
-    PGresult *res, const ngx_http_cms_col_t *cols, ngx_uint_t n,
-    ngx_http_cms_page_t *page);
+ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_http_cms_page_t *page);
+
+/*
+ * Sends {"<list>": [items]}, one item a row of "res": the lists the spec
+ * does not paginate (their statements bound the row count).  Returns the
+ * handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_list_send_all(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res);
 
 
 #endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

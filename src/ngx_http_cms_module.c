@@ -292,7 +292,7 @@ ngx_http_cms_handler(ngx_http_request_t *r)
 }
 
 
-/* the body is in: route, parse, dispatch; every outcome goes to finish() */
+/* the body is in: route and dispatch; every outcome goes to finish() */
 static void
 ngx_http_cms_body_handler(ngx_http_request_t *r)
 {
@@ -302,10 +302,6 @@ ngx_http_cms_body_handler(ngx_http_request_t *r)
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
     rc = ngx_http_cms_router_match(r, ctx);
-
-    if (rc == NGX_OK) {
-        rc = ngx_http_cms_body_parse(r, ctx);
-    }
 
     if (rc == NGX_OK) {
         rc = ngx_http_cms_router_dispatch(r, ctx);

@@ -24,6 +24,38 @@ typedef struct ngx_http_cms_pg_conf_s      ngx_http_cms_pg_conf_t;
 typedef struct ngx_http_cms_redis_conf_s   ngx_http_cms_redis_conf_t;
 
 
+/*
+ * A handler, a pipeline step or a continuation.  Handlers and
+ * continuations return NGX_DONE (asynchronous work queued; its callback
+ * finishes the request), NGX_OK (answer sent), an HTTP status >= 300
+ * (error recorded with ngx_http_cms_fail()) or NGX_ERROR.  A pipeline step
+ * returns NGX_DECLINED to let the next step run, or any of those codes;
+ * a step that waits for I/O returns NGX_DONE and its callback continues
+ * the pipeline with ctx->resume().
+ */
+typedef ngx_int_t (*ngx_http_cms_handler_pt)(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+/* ends a request with a handler's code: ngx_http_cms_finish() */
+typedef void (*ngx_http_cms_finish_pt)(ngx_http_request_t *r, ngx_int_t rc);
+
+/* keeps the first answer of an idempotent request */
+typedef void (*ngx_http_cms_record_pt)(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body);
+
+
+/* the credential a route takes (DESIGN.md, Credentials) */
+typedef enum {
+    NGX_HTTP_CMS_AUTH_NONE = 0,
+    NGX_HTTP_CMS_AUTH_SECRET_KEY,
+    NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY,
+    NGX_HTTP_CMS_AUTH_SESSION,            /* a session, no workspace */
+    NGX_HTTP_CMS_AUTH_MEMBER,             /* a session of a member of :id */
+    NGX_HTTP_CMS_AUTH_ADMIN_KEY,
+    NGX_HTTP_CMS_AUTH_EXT_KEY
+} ngx_http_cms_auth_e;
+
+
 /* which error body shape a request answers with (spec: two shapes) */
 typedef enum {
     NGX_HTTP_CMS_SHAPE_CONTENT = 0,
@@ -97,6 +129,9 @@ struct ngx_http_cms_ctx_s {
     ngx_http_cms_shape_e        shape;
 
     ngx_http_cms_route_t       *route;
+    ngx_uint_t                  auth;          /* ngx_http_cms_auth_e */
+    ngx_uint_t                  perm;          /* scope, role, privilege */
+    ngx_uint_t                  step;          /* the running step */
     ngx_http_cms_principal_t    principal;
     ngx_str_t                   params[NGX_HTTP_CMS_MAX_PARAMS];
     ngx_uint_t                  nparams;
@@ -111,6 +146,19 @@ struct ngx_http_cms_ctx_s {
 
     void                       *data;          /* the handler's own state */
     void                       *idem;          /* a claimed idempotency key */
+    void                       *fused;         /* PGresult of a fused read,
+                                                  during its callback only */
+
+    /*
+     * Set by the layers above, so that the layers below never call up:
+     * finish by ngx_http_cms_ctx_create() (what the pools' callbacks end
+     * a request with), resume by the router (what a step that waited
+     * continues the pipeline with), record by the idempotency step (what
+     * ngx_http_cms_send() hands the first answer to).
+     */
+    ngx_http_cms_finish_pt      finish;
+    ngx_http_cms_handler_pt     resume;
+    ngx_http_cms_record_pt      record;
 
     ngx_str_t                   replacement;   /* for nginx's own errors */
     ngx_str_t                   fetch_url;     /* $cms_fetch_url */

@@ -12,7 +12,6 @@
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_password.h"
 #include "ngx_http_cms_thread.h"
-#include "ngx_http_cms_response.h"
 #include "cms_password.h"
 
 
@@ -174,6 +173,7 @@ ngx_http_cms_password_next(void)
     ngx_queue_t                  *q;
     ngx_connection_t             *c;
     ngx_http_request_t           *r;
+    ngx_http_cms_ctx_t           *ctx;
     ngx_http_cms_password_job_t  *job;
 
     while (!ngx_queue_empty(&ngx_http_cms_password_waiting)
@@ -193,7 +193,8 @@ ngx_http_cms_password_next(void)
         r = job->request;
         c = r->connection;
 
-        ngx_http_cms_finish(r, NGX_ERROR);
+        ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+        ctx->finish(r, NGX_ERROR);
         ngx_http_run_posted_requests(c);
     }
 }

@@ -19,87 +19,20 @@
 #include <ngx_http.h>
 #include <poll.h>
 #include "ngx_http_cms_module.h"
-#include "ngx_http_cms_error.h"
-#include "ngx_http_cms_response.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_pg_int.h"
 #include "cms_validate.h"
 
 
-#define NGX_HTTP_CMS_PG_BACKOFF_MIN    100
-#define NGX_HTTP_CMS_PG_BACKOFF_MAX    2000
-#define NGX_HTTP_CMS_PG_POLL_STEPS     1000
-
-
-typedef enum {
-    NGX_HTTP_CMS_PG_DOWN = 0,
-    NGX_HTTP_CMS_PG_CONNECTING,
-    NGX_HTTP_CMS_PG_IDLE,
-    NGX_HTTP_CMS_PG_PREPARING,
-    NGX_HTTP_CMS_PG_QUERYING
-} ngx_http_cms_pg_state_e;
-
-
-typedef struct ngx_http_cms_pg_query_s  ngx_http_cms_pg_query_t;
-
-
-typedef struct {
-    PGconn                     *conn;
-    ngx_connection_t           *c;
-    ngx_http_cms_pg_state_e     state;
-    ngx_event_t                 timer;        /* connect or query timeout */
-    ngx_http_cms_pg_query_t    *query;        /* NULL when detached */
-    ngx_http_cms_pg_stmt_t     *stmt;
-    PGresult                   *result;
-    u_char                     *prepared;     /* by statement id */
-    ngx_log_t                   log;
-} ngx_http_cms_pg_slot_t;
-
-
-struct ngx_http_cms_pg_query_s {
-    ngx_http_request_t         *request;     /* NULL for a job */
-    ngx_pool_t                 *pool;        /* a job's own */
-    ngx_http_cms_pg_job_pt      job_done;
-    void                       *job_data;
-    ngx_log_t                  *log;
-    ngx_http_cms_pg_stmt_t     *stmt;
-    const char                **values;
-    ngx_http_cms_pg_done_pt     done;
-    ngx_http_cms_pg_slot_t     *slot;
-    ngx_queue_t                 queue;
-    ngx_event_t                 wait;
-    unsigned                    queued:1;
-};
-
-
-typedef struct {
-    ngx_http_cms_pg_conf_t     *conf;
-    ngx_http_cms_pg_slot_t     *slots;
-    ngx_queue_t                 waiting;
-    ngx_uint_t                  nwaiting;
-    ngx_msec_t                  backoff;
-    ngx_msec_t                  retry_at;
-    ngx_uint_t                  nstmts;
-} ngx_http_cms_pg_pool_t;
-
-
-static ngx_int_t ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot);
-static ngx_int_t ngx_http_cms_pg_wrap(ngx_http_cms_pg_slot_t *slot);
-static void ngx_http_cms_pg_unwrap(ngx_http_cms_pg_slot_t *slot);
-static ngx_int_t ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q);
 static ngx_int_t ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot);
-static void ngx_http_cms_pg_event_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_idle_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_timer_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_wait_handler(ngx_event_t *ev);
-static void ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot,
-    ngx_uint_t connect);
-static void ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot);
-static void ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_kick(void);
 static ngx_http_cms_pg_slot_t *ngx_http_cms_pg_acquire(void);
 static ngx_uint_t ngx_http_cms_pg_live(void);
@@ -110,265 +43,9 @@ static ngx_http_cms_pg_query_t *ngx_http_cms_pg_prepare(ngx_pool_t *pool,
     ngx_log_t *log, ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     ngx_uint_t nargs);
 static ngx_int_t ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q);
-static ngx_int_t ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot,
-    short events);
-static void ngx_http_cms_pg_notice(void *arg, const char *message);
-static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
-    ngx_http_cms_pg_conf_t *pcf, ngx_str_t *conninfo);
-static char *ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s);
-static ngx_uint_t ngx_http_cms_pg_error_code(const char *state,
-    const char *msg);
-static ngx_int_t ngx_http_cms_pg_fail(ngx_http_request_t *r, PGresult *res,
-    ngx_uint_t code);
 
 
-static ngx_http_cms_pg_pool_t  ngx_http_cms_pg_pool;
-
-
-/* configuration */
-
-char *
-ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_cms_main_conf_t *mcf = conf;
-
-    ngx_int_t                n;
-    ngx_str_t               *value, s;
-    ngx_uint_t               i;
-    ngx_msec_t              *ms;
-    ngx_http_cms_pg_conf_t  *pcf;
-
-    if (mcf->pg != NULL) {
-        return "is duplicate";
-    }
-
-    pcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_pg_conf_t));
-    if (pcf == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    pcf->max = 16;
-    pcf->queue = 256;
-    pcf->queue_timeout = 5000;
-    pcf->query_timeout = 10000;
-    pcf->connect_timeout = 3000;
-
-    value = cf->args->elts;
-
-    for (i = 2; i < cf->args->nelts; i++) {
-
-        if (ngx_strncmp(value[i].data, "max=", 4) == 0
-            || ngx_strncmp(value[i].data, "queue=", 6) == 0)
-        {
-            s.data = (u_char *) ngx_strchr(value[i].data, '=') + 1;
-            s.len = value[i].data + value[i].len - s.data;
-            n = ngx_atoi(s.data, s.len);
-
-            if (n == NGX_ERROR || (n == 0 && value[i].data[0] == 'm')) {
-                goto invalid;
-            }
-
-            *(value[i].data[0] == 'm' ? &pcf->max : &pcf->queue) = n;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "queue_timeout=", 14) == 0) {
-            ms = &pcf->queue_timeout;
-
-        } else if (ngx_strncmp(value[i].data, "query_timeout=", 14) == 0) {
-            ms = &pcf->query_timeout;
-
-        } else if (ngx_strncmp(value[i].data, "connect_timeout=", 16) == 0) {
-            ms = &pcf->connect_timeout;
-
-        } else {
-            goto invalid;
-        }
-
-        s.data = (u_char *) ngx_strchr(value[i].data, '=') + 1;
-        s.len = value[i].data + value[i].len - s.data;
-        *ms = ngx_parse_time(&s, 0);
-
-        if (*ms == (ngx_msec_t) NGX_ERROR || *ms == 0) {
-            goto invalid;
-        }
-    }
-
-    if (ngx_http_cms_pg_conninfo(cf, pcf, &value[1]) != NGX_CONF_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    mcf->pg = pcf;
-
-    return NGX_CONF_OK;
-
-invalid:
-
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "invalid parameter \"%V\" in \"cms_postgres\"",
-                       &value[i]);
-
-    return NGX_CONF_ERROR;
-}
-
-
-/*
- * Parses the conninfo with libpq's own (pure) parser and refuses what
- * would block a worker: a host name (libpq resolves it with a blocking
- * name lookup), a service file, TLS (buffered plaintext is invisible to
- * the readiness checks).  Adds what non-blocking operation needs.
- */
-static char *
-ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
-    ngx_str_t *conninfo)
-{
-    char               *err, *ci, *p;
-    ngx_uint_t          n, i, addr, timeout;
-    const char         *host, *sslmode, *options;
-    PQconninfoOption   *opts, *o;
-
-    ci = (char *) ngx_pnalloc(cf->pool, conninfo->len + 1);
-    if (ci == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    (void) ngx_cpystrn((u_char *) ci, conninfo->data, conninfo->len + 1);
-
-    err = NULL;
-    opts = PQconninfoParse(ci, &err);
-
-    if (opts == NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_postgres: invalid conninfo: %s",
-                           err ? err : "out of memory");
-        PQfreemem(err);
-        return NGX_CONF_ERROR;
-    }
-
-    n = 0;
-    addr = 0;
-    host = NULL;
-    sslmode = NULL;
-    options = NULL;
-
-    for (o = opts; o->keyword; o++) {
-        if (o->val == NULL) {
-            continue;
-        }
-
-        n++;
-
-        if (ngx_strcmp(o->keyword, "hostaddr") == 0) {
-            addr = 1;
-
-        } else if (ngx_strcmp(o->keyword, "host") == 0) {
-            host = o->val;
-
-        } else if (ngx_strcmp(o->keyword, "sslmode") == 0) {
-            sslmode = o->val;
-
-        } else if (ngx_strcmp(o->keyword, "options") == 0) {
-            options = o->val;
-
-        } else if (ngx_strcmp(o->keyword, "service") == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "cms_postgres: \"service\" is not supported");
-            goto failed;
-        }
-    }
-
-    if (!addr && (host == NULL || host[0] != '/' || ngx_strchr(host, ','))) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_postgres: use \"hostaddr=\" with an IP "
-                           "address or \"host=\" with a socket folder; a "
-                           "host name would be resolved by a blocking "
-                           "name lookup in the worker");
-        goto failed;
-    }
-
-    if (sslmode != NULL && ngx_strcmp(sslmode, "disable") != 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_postgres: sslmode \"%s\" is not supported, "
-                           "only \"disable\" (use a local socket or a "
-                           "trusted network)", sslmode);
-        goto failed;
-    }
-
-    /* what we add: sslmode, gssencmode, application name, options */
-    pcf->keywords = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
-    pcf->values = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
-
-    if (pcf->keywords == NULL || pcf->values == NULL) {
-        goto failed;
-    }
-
-    i = 0;
-
-    for (o = opts; o->keyword; o++) {
-        if (o->val == NULL || ngx_strcmp(o->keyword, "options") == 0) {
-            continue;
-        }
-
-        pcf->keywords[i] = ngx_http_cms_pg_strdup(cf->pool, o->keyword);
-        pcf->values[i++] = ngx_http_cms_pg_strdup(cf->pool, o->val);
-
-        if (pcf->keywords[i - 1] == NULL || pcf->values[i - 1] == NULL) {
-            goto failed;
-        }
-    }
-
-    /* the server gives up a little before the module does */
-    timeout = pcf->query_timeout > 1000 ? pcf->query_timeout - 500
-                                        : pcf->query_timeout * 9 / 10;
-
-    p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0) + 64);
-    if (p == NULL) {
-        goto failed;
-    }
-
-    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%Z",
-                options ? options : "", options ? " " : "", timeout);
-
-    pcf->keywords[i] = "options";
-    pcf->values[i++] = p;
-    pcf->keywords[i] = "gssencmode";
-    pcf->values[i++] = "disable";
-    pcf->keywords[i] = "fallback_application_name";
-    pcf->values[i++] = "ngx_http_cms";
-
-    if (sslmode == NULL) {
-        pcf->keywords[i] = "sslmode";
-        pcf->values[i++] = "disable";
-    }
-
-    PQconninfoFree(opts);
-
-    return NGX_CONF_OK;
-
-failed:
-
-    PQconninfoFree(opts);
-
-    return NGX_CONF_ERROR;
-}
-
-
-/* libpq's parsed values die with PQconninfoFree(): keep copies */
-static char *
-ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s)
-{
-    size_t   len;
-    u_char  *p;
-
-    len = ngx_strlen(s) + 1;
-    p = ngx_pnalloc(pool, len);
-
-    if (p != NULL) {
-        ngx_memcpy(p, s, len);
-    }
-
-    return (char *) p;
-}
+ngx_http_cms_pg_pool_t  ngx_http_cms_pg_pool;
 
 
 /* worker lifetime */
@@ -447,8 +124,7 @@ ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
             ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                           "cms: parameter $%ui of a statement holds a NUL "
                           "byte (an input check is missing)", i + 1);
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     NULL);
+            return NGX_HTTP_BAD_REQUEST;
         }
     }
 
@@ -473,7 +149,7 @@ ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
     r->read_event_handler = ngx_http_test_reading;
 
     if (ngx_http_cms_pg_submit(q) != NGX_OK) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+        return NGX_HTTP_SERVICE_UNAVAILABLE;
     }
 
     return NGX_DONE;
@@ -513,6 +189,7 @@ ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
 
 
 /* a query with its parameters copied (NUL-terminated) into "pool" */
+/* long: each parameter copied NUL-terminated, one block */
 static ngx_http_cms_pg_query_t *
 ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs)
@@ -579,6 +256,7 @@ ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
  * Gives "q" a connection now, or queues it.  NGX_OK, or NGX_DECLINED when
  * no connection can be had (logged).
  */
+/* long: an idle slot, a new connection, or the queue */
 static ngx_int_t
 ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
 {
@@ -632,175 +310,6 @@ ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
     q->queued = 1;
 
     return NGX_OK;
-}
-
-
-ngx_int_t
-ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
-    ExecStatusType expect)
-{
-    char        *state, *msg;
-    size_t       len;
-    ngx_uint_t   code;
-
-    if (res == NULL) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
-    }
-
-    if (PQresultStatus(res) == expect) {
-        return NGX_OK;
-    }
-
-    state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-    msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-
-    code = ngx_http_cms_pg_error_code(state, msg);
-
-    if (code != NGX_HTTP_CMS_ERR_NONE) {
-        return ngx_http_cms_pg_fail(r, res, code);
-    }
-
-    /* data exceptions: a client's value the checks let through */
-    if (state != NULL && state[0] == '2' && state[1] == '2') {
-        /* the server's message may quote the value: 48 bytes of it */
-        len = msg ? ngx_min(ngx_strlen(msg), 48) : 0;
-
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "cms: a value reached the database unchecked: %*s "
-                      "(SQLSTATE %s)", len, msg ? msg : "", state);
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST, NULL);
-    }
-
-    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                  "cms: query failed: %s (%s, SQLSTATE %s)",
-                  msg ? msg : "", PQresStatus(PQresultStatus(res)),
-                  state ? state : "none");
-
-    return NGX_ERROR;
-}
-
-
-/* what a client did wrong, told by the server: an API error code */
-static ngx_uint_t
-ngx_http_cms_pg_error_code(const char *state, const char *msg)
-{
-    if (state == NULL) {
-        return NGX_HTTP_CMS_ERR_NONE;
-    }
-
-    /* raised by cms_raise() in sql/ with the API's code as the message */
-    if (ngx_strcmp(state, "P0001") == 0 && msg != NULL) {
-        return ngx_http_cms_error_find(msg);
-    }
-
-    if (ngx_strcmp(state, "23505") == 0) {
-        return NGX_HTTP_CMS_ERR_CONFLICT;
-    }
-
-    /* a date-time the server cannot read, a reference that is not there */
-    if (ngx_strcmp(state, "22007") == 0 || ngx_strcmp(state, "22008") == 0
-        || ngx_strcmp(state, "23503") == 0)
-    {
-        return NGX_HTTP_CMS_ERR_INVALID_FIELD;
-    }
-
-    return NGX_HTTP_CMS_ERR_NONE;
-}
-
-
-/* records "code" with the field the server named; results die early */
-static ngx_int_t
-ngx_http_cms_pg_fail(ngx_http_request_t *r, PGresult *res, ngx_uint_t code)
-{
-    char       *field, *param;
-    size_t      len;
-    ngx_uint_t  i;
-
-    static struct {
-        const char  *constraint;
-        ngx_uint_t   code;
-        const char  *param;
-    } unique[] = {
-        { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
-        { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-        { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    };
-
-    field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
-
-    if (code == NGX_HTTP_CMS_ERR_CONFLICT) {
-        field = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
-
-        for (i = 0; field && i < sizeof(unique) / sizeof(unique[0]); i++) {
-            if (ngx_strcmp(field, unique[i].constraint) == 0) {
-                return ngx_http_cms_fail(r, unique[i].code, unique[i].param);
-            }
-        }
-
-        field = NULL;
-    }
-
-    param = NULL;
-    len = field ? ngx_strlen(field) : 0;
-
-    if (len && len < 64) {
-        param = ngx_pnalloc(r->pool, len + 1);
-        if (param == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(param, field, len + 1);
-    }
-
-    ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
-                  "cms: refused by the database: %s",
-                  ngx_http_cms_error_get(code)->code.data);
-
-    return ngx_http_cms_fail(r, code, param);
-}
-
-
-ngx_int_t
-ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r, ngx_uint_t status,
-    const char *name, PGresult *res)
-{
-    return ngx_http_cms_pg_send_column(r, status, name, res, 0);
-}
-
-
-ngx_int_t
-ngx_http_cms_pg_send_column(ngx_http_request_t *r, ngx_uint_t status,
-    const char *name, PGresult *res, int col)
-{
-    size_t     len;
-    ngx_str_t  body;
-
-    if (PQntuples(res) == 0 || PQnfields(res) <= col
-        || PQgetisnull(res, 0, col))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    len = PQgetlength(res, 0, col);
-
-    body.data = ngx_pnalloc(r->pool, len + (name ? ngx_strlen(name) : 0) + 8);
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    if (name == NULL) {
-        /* the column is the whole answer */
-        body.len = ngx_cpymem(body.data, PQgetvalue(res, 0, col), len)
-                   - body.data;
-
-        return ngx_http_cms_send(r, status, &body);
-    }
-
-    body.len = ngx_sprintf(body.data, "{\"%s\":%*s}", name, len,
-                           PQgetvalue(res, 0, col))
-               - body.data;
-
-    return ngx_http_cms_send(r, status, &body);
 }
 
 
@@ -901,7 +410,7 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
     /* q lives in r->pool: it must not be touched after finish() */
     rc = q->done(r, ctx, res);
 
-    ngx_http_cms_finish(r, rc);
+    ctx->finish(r, rc);
     ngx_http_run_posted_requests(c);
 }
 
@@ -950,245 +459,6 @@ ngx_http_cms_pg_live(void)
     }
 
     return 0;
-}
-
-
-static ngx_int_t
-ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot)
-{
-    ngx_http_cms_pg_conf_t  *pcf;
-
-    pcf = ngx_http_cms_pg_pool.conf;
-    slot->log.action = "connecting to postgres";
-
-    slot->conn = PQconnectStartParams(pcf->keywords, pcf->values, 0);
-
-    if (slot->conn == NULL || PQstatus(slot->conn) == CONNECTION_BAD) {
-        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                      "cms: PQconnectStartParams() failed: %s",
-                      slot->conn ? PQerrorMessage(slot->conn) : "no memory");
-        goto failed;
-    }
-
-    if (PQsetnonblocking(slot->conn, 1) != 0) {
-        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                      "cms: PQsetnonblocking() failed");
-        goto failed;
-    }
-
-    PQsetNoticeProcessor(slot->conn, ngx_http_cms_pg_notice, &slot->log);
-
-    if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
-        goto failed;
-    }
-
-    slot->state = NGX_HTTP_CMS_PG_CONNECTING;
-    ngx_memzero(slot->prepared, NGX_HTTP_CMS_PG_MAX_STMTS);
-    ngx_add_timer(&slot->timer, pcf->connect_timeout);
-
-    if (ngx_http_cms_pg_connect_step(slot) == NGX_ERROR) {
-        goto failed;
-    }
-
-    return NGX_OK;
-
-failed:
-
-    ngx_http_cms_pg_close(slot);
-    ngx_http_cms_pg_failed(NULL, 1);
-
-    return NGX_ERROR;
-}
-
-
-/* wraps PQsocket() in an nginx connection; libpq keeps owning the fd */
-static ngx_int_t
-ngx_http_cms_pg_wrap(ngx_http_cms_pg_slot_t *slot)
-{
-    ngx_connection_t  *c;
-
-    /* a failed connection has no socket: nothing to watch */
-    if (PQsocket(slot->conn) < 0) {
-        return NGX_ERROR;
-    }
-
-    c = ngx_get_connection(PQsocket(slot->conn), &slot->log);
-    if (c == NULL) {
-        return NGX_ERROR;
-    }
-
-    c->data = slot;
-    c->log = &slot->log;
-    c->read->log = &slot->log;
-    c->write->log = &slot->log;
-    c->read->handler = ngx_http_cms_pg_event_handler;
-    c->write->handler = ngx_http_cms_pg_event_handler;
-
-    slot->c = c;
-
-    if (ngx_add_conn) {
-        if (ngx_add_conn(c) == NGX_ERROR) {
-            return NGX_ERROR;
-        }
-
-    } else if (ngx_add_event(c->read, NGX_READ_EVENT, NGX_CLEAR_EVENT)
-               == NGX_ERROR
-               || ngx_add_event(c->write, NGX_WRITE_EVENT, NGX_CLEAR_EVENT)
-               == NGX_ERROR)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
-}
-
-
-/* frees the nginx connection without closing the fd: libpq closes it */
-static void
-ngx_http_cms_pg_unwrap(ngx_http_cms_pg_slot_t *slot)
-{
-    ngx_connection_t  *c;
-
-    c = slot->c;
-
-    if (c == NULL) {
-        return;
-    }
-
-    if (c->read->timer_set) {
-        ngx_del_timer(c->read);
-    }
-
-    if (c->write->timer_set) {
-        ngx_del_timer(c->write);
-    }
-
-    if (c->read->posted) {
-        ngx_delete_posted_event(c->read);
-    }
-
-    if (c->write->posted) {
-        ngx_delete_posted_event(c->write);
-    }
-
-    /* the fd is about to be closed (or already was): no epoll_ctl call */
-    if (ngx_del_conn) {
-        ngx_del_conn(c, NGX_CLOSE_EVENT);
-
-    } else {
-        if (c->read->active) {
-            ngx_del_event(c->read, NGX_READ_EVENT, NGX_CLOSE_EVENT);
-        }
-
-        if (c->write->active) {
-            ngx_del_event(c->write, NGX_WRITE_EVENT, NGX_CLOSE_EVENT);
-        }
-    }
-
-    ngx_free_connection(c);
-
-    /* as ngx_close_connection() does, or the exit check sees a leak */
-    c->fd = (ngx_socket_t) -1;
-    slot->c = NULL;
-}
-
-
-/*
- * Drives PQconnectPoll() as far as it goes without waiting.  Returns
- * NGX_OK (connected, slot idle or given a waiter), NGX_AGAIN (waiting
- * for an event) or NGX_ERROR (failed, logged; the caller closes).
- */
-static ngx_int_t
-ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
-{
-    ngx_uint_t                 n;
-    PostgresPollingStatusType  st;
-
-    for (n = 0; n < NGX_HTTP_CMS_PG_POLL_STEPS; n++) {
-
-        st = PQconnectPoll(slot->conn);
-
-        if (st == PGRES_POLLING_FAILED) {
-            ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                          "cms: PQconnectPoll() failed: %s",
-                          PQerrorMessage(slot->conn));
-            return NGX_ERROR;
-        }
-
-        /* libpq may have opened a new socket (it closed the old one) */
-        if (slot->c != NULL && PQsocket(slot->conn) != slot->c->fd) {
-            ngx_http_cms_pg_unwrap(slot);
-
-            if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
-                return NGX_ERROR;
-            }
-        }
-
-        switch (st) {
-
-        case PGRES_POLLING_OK:
-            if (slot->timer.timer_set) {
-                ngx_del_timer(&slot->timer);
-            }
-
-            ngx_http_cms_pg_pool.backoff = 0;
-            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
-                           "cms pg connected, fd:%d", slot->c->fd);
-            ngx_http_cms_pg_idle(slot);
-            return NGX_OK;
-
-        case PGRES_POLLING_READING:
-            if (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED) {
-                return NGX_AGAIN;
-            }
-
-            break;
-
-        case PGRES_POLLING_WRITING:
-            /* after CONNECTION_MADE libpq asks for writing with no I/O */
-            if (ngx_http_cms_pg_ready(slot, POLLOUT) == NGX_DECLINED) {
-                return NGX_AGAIN;
-            }
-
-            break;
-
-        default:
-            ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                          "cms: PQconnectPoll() failed: %s",
-                          PQerrorMessage(slot->conn));
-            return NGX_ERROR;
-        }
-    }
-
-    ngx_log_error(NGX_LOG_ALERT, &slot->log, 0,
-                  "cms: PQconnectPoll() made no progress");
-
-    return NGX_ERROR;
-}
-
-
-/*
- * poll(2) with a zero timeout: NGX_OK when the socket is ready for
- * "events" (or has an error or EOF pending), NGX_DECLINED when not.
- */
-static ngx_int_t
-ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot, short events)
-{
-    struct pollfd  pfd;
-
-    pfd.fd = PQsocket(slot->conn);
-    pfd.events = events;
-    pfd.revents = 0;
-
-    if (pfd.fd < 0) {
-        return NGX_OK;
-    }
-
-    if (poll(&pfd, 1, 0) == 0) {
-        return NGX_DECLINED;
-    }
-
-    return NGX_OK;
 }
 
 
@@ -1265,7 +535,7 @@ ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot)
 }
 
 
-static void
+void
 ngx_http_cms_pg_event_handler(ngx_event_t *ev)
 {
     ngx_int_t                rc;
@@ -1442,7 +712,7 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 
 
 /* puts a connected slot back: idle, watched for EOF, closable on reload */
-static void
+void
 ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot)
 {
     if (ngx_exiting || ngx_terminate) {
@@ -1499,7 +769,7 @@ ngx_http_cms_pg_timer_handler(ngx_event_t *ev)
  * a connect failure delays the next attempt, and if nothing is left
  * alive the waiters are answered at once.
  */
-static void
+void
 ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 {
     ngx_http_cms_pg_pool_t   *pool;
@@ -1537,6 +807,7 @@ ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 
 
 /* gives waiters to idle slots, opens connections for them, or fails them */
+/* long: the scheduler: waiters to slots, connect, or fail */
 static void
 ngx_http_cms_pg_kick(void)
 {
@@ -1616,41 +887,3 @@ ngx_http_cms_pg_kick(void)
 }
 
 
-/* tears a slot down to DOWN; the caller answers its request, if any */
-static void
-ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
-{
-    if (slot->timer.timer_set) {
-        ngx_del_timer(&slot->timer);
-    }
-
-    ngx_http_cms_pg_unwrap(slot);
-
-    if (slot->result != NULL) {
-        PQclear(slot->result);
-        slot->result = NULL;
-    }
-
-    if (slot->conn != NULL) {
-        PQfinish(slot->conn);
-        slot->conn = NULL;
-    }
-
-    if (slot->query != NULL) {
-        slot->query->slot = NULL;
-        slot->query = NULL;
-    }
-
-    slot->stmt = NULL;
-    slot->state = NGX_HTTP_CMS_PG_DOWN;
-}
-
-
-/* the default notice processor prints to stderr */
-static void
-ngx_http_cms_pg_notice(void *arg, const char *message)
-{
-    ngx_log_t *log = arg;
-
-    ngx_log_error(NGX_LOG_INFO, log, 0, "cms: postgres notice: %s", message);
-}

@@ -76,9 +76,10 @@ void ngx_http_cms_pg_exit_process(void);
 
 /*
  * Runs "stmt" with text parameters "args" (data == NULL is SQL NULL) and
- * calls "done" later.  Returns NGX_DONE (queued; done() will be called
- * exactly once unless the request ends first), or a status >= 300 with
- * the error recorded (no connection can be had now), or NGX_ERROR.
+ * calls "done" later, then ctx->finish() with what done() returns.
+ * Returns NGX_DONE (queued; done() will be called exactly once unless the
+ * request ends first), 503 (no connection can be had now), 400 (a
+ * parameter holds a NUL byte: an input check is missing) or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_pg_query(ngx_http_request_t *r,
     ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs,
@@ -92,28 +93,6 @@ ngx_int_t ngx_http_cms_pg_query(ngx_http_request_t *r,
  */
 ngx_int_t ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     ngx_uint_t nargs, ngx_http_cms_pg_job_pt done, void *data);
-
-/*
- * Checks a continuation's result.  Returns NGX_OK when "res" has status
- * "expect"; 503 when res is NULL; 409 "conflict" for a unique violation
- * (the caller may record a more precise code); NGX_ERROR otherwise, with
- * the server's message logged.
- */
-ngx_int_t ngx_http_cms_pg_result(ngx_http_request_t *r, PGresult *res,
-    ExecStatusType expect);
-
-/*
- * Sends {"<name>": <row 0, column 0>} where that column is JSON text made
- * by the statement; no row (or NULL) answers 404 not_found.  Returns the
- * handler contract's codes.
- */
-ngx_int_t ngx_http_cms_pg_send_wrapped(ngx_http_request_t *r,
-    ngx_uint_t status, const char *name, PGresult *res);
-
-/* The same with the JSON text in column "col"; with "name" NULL, the
-   column's text is the whole answer. */
-ngx_int_t ngx_http_cms_pg_send_column(ngx_http_request_t *r,
-    ngx_uint_t status, const char *name, PGresult *res, int col);
 
 void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
 

@@ -20,6 +20,7 @@
 #define NGX_HTTP_CMS_QUERY_UINT_LEN  10
 
 
+/* long: find, bound, decode, check: a refusal each */
 ngx_int_t
 ngx_http_cms_query_arg(ngx_http_request_t *r, const char *name, size_t max,
     ngx_str_t *value)
@@ -107,4 +108,36 @@ ngx_http_cms_query_uint(ngx_http_request_t *r, const char *name,
     *n = (ngx_uint_t) v;
 
     return NGX_OK;
+}
+
+
+ngx_str_t *
+ngx_http_cms_query_header(ngx_http_request_t *r, ngx_str_t *name,
+    ngx_uint_t *n)
+{
+    ngx_str_t        *v;
+    ngx_uint_t        i, count;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    v = NULL;
+    count = 0;
+
+    for (part = &r->headers_in.headers.part; part; part = part->next) {
+        h = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+            if (h[i].key.len == name->len
+                && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
+            {
+                v = (count++ == 0) ? &h[i].value : v;
+            }
+        }
+    }
+
+    if (n != NULL) {
+        *n = count;
+    }
+
+    return v;
 }

@@ -1,8 +1,8 @@
 
 /*
- * The one query-parameter reader: every route reads its query string
- * through it, so every text that reaches a handler (and PostgreSQL) from
- * a query string was percent-decoded, is valid UTF-8 without NUL, has a
+ * The one reader of what a request asks in its URL and headers: every
+ * route reads its query string through it, so every text that reaches a
+ * handler (and PostgreSQL) from a query string was percent-decoded, is valid UTF-8 without NUL, has a
  * bounded length and was given once.
  */
 
@@ -34,6 +34,15 @@ ngx_int_t ngx_http_cms_query_arg(ngx_http_request_t *r, const char *name,
  * that falls back to a default (content API) or is an error.
  */
 ngx_int_t ngx_http_cms_query_uint(ngx_http_request_t *r, const char *name,
+    ngx_uint_t *n);
+
+
+/*
+ * The value of request header "name" (case-insensitive), the first when
+ * it is given more than once, or NULL when the request has none.  *n (if
+ * n is not NULL) is set to how many times it is given.
+ */
+ngx_str_t *ngx_http_cms_query_header(ngx_http_request_t *r, ngx_str_t *name,
     ngx_uint_t *n);
 
 

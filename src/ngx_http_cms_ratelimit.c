@@ -89,6 +89,7 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
+/* long: the script's arguments, one per bucket setting */
 static ngx_int_t
 ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {

@@ -17,8 +17,6 @@
 #include <ngx_http.h>
 #include <ngx_event_connect.h>
 #include "ngx_http_cms_module.h"
-#include "ngx_http_cms_error.h"
-#include "ngx_http_cms_response.h"
 #include "ngx_http_cms_redis.h"
 
 
@@ -106,107 +104,6 @@ static ngx_int_t ngx_http_cms_redis_peek(ngx_connection_t *c);
 
 
 static ngx_http_cms_redis_pool_t  ngx_http_cms_redis_pool;
-
-
-/* configuration */
-
-char *
-ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_cms_main_conf_t *mcf = conf;
-
-    ngx_int_t                   n;
-    ngx_str_t                  *value, s;
-    ngx_url_t                   u;
-    ngx_uint_t                  i;
-    ngx_http_cms_redis_conf_t  *rcf;
-
-    if (mcf->redis != NULL) {
-        return "is duplicate";
-    }
-
-    rcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_redis_conf_t));
-    if (rcf == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    rcf->max = 8;
-    rcf->queue = 256;
-    rcf->timeout = 3000;
-
-    value = cf->args->elts;
-
-    if (ngx_strncmp(value[1].data, "unix:", 5) == 0) {
-        ngx_memzero(&u, sizeof(ngx_url_t));
-        u.url = value[1];
-
-        if (ngx_parse_url(cf->pool, &u) != NGX_OK || u.naddrs == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "cms_redis: invalid socket \"%V\"", &value[1]);
-            return NGX_CONF_ERROR;
-        }
-
-        rcf->addr = u.addrs[0];
-
-    } else if (ngx_parse_addr_port(cf->pool, &rcf->addr, value[1].data,
-                                   value[1].len)
-               != NGX_OK
-               || ngx_inet_get_port(rcf->addr.sockaddr) == 0)
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_redis: \"%V\" is not an IP address with a "
-                           "port or a \"unix:\" path; a host name would "
-                           "need a blocking lookup", &value[1]);
-        return NGX_CONF_ERROR;
-    }
-
-    rcf->addr.name = value[1];
-
-    for (i = 2; i < cf->args->nelts; i++) {
-        s.data = (u_char *) ngx_strchr(value[i].data, '=');
-
-        if (s.data == NULL) {
-            goto invalid;
-        }
-
-        s.data++;
-        s.len = value[i].data + value[i].len - s.data;
-
-        if (ngx_strncmp(value[i].data, "max=", 4) == 0
-            || ngx_strncmp(value[i].data, "queue=", 6) == 0)
-        {
-            n = ngx_atoi(s.data, s.len);
-
-            if (n == NGX_ERROR || (n == 0 && value[i].data[0] == 'm')) {
-                goto invalid;
-            }
-
-            *(value[i].data[0] == 'm' ? &rcf->max : &rcf->queue) = n;
-
-        } else if (ngx_strncmp(value[i].data, "timeout=", 8) == 0) {
-            rcf->timeout = ngx_parse_time(&s, 0);
-
-            if (rcf->timeout == (ngx_msec_t) NGX_ERROR || rcf->timeout == 0) {
-                goto invalid;
-            }
-
-        } else {
-            goto invalid;
-        }
-    }
-
-    mcf->redis = rcf;
-
-    return NGX_CONF_OK;
-
-invalid:
-
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "invalid parameter \"%V\" in \"cms_redis\"",
-                       &value[i]);
-
-    return NGX_CONF_ERROR;
-}
 
 
 /* worker lifetime */
@@ -331,7 +228,7 @@ ngx_http_cms_redis_run(ngx_http_request_t *r,
     r->read_event_handler = ngx_http_test_reading;
 
     if (ngx_http_cms_redis_submit(op) != NGX_OK) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+        return NGX_HTTP_SERVICE_UNAVAILABLE;
     }
 
     return NGX_DONE;
@@ -512,6 +409,7 @@ ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op, redisReply **replies,
     ngx_int_t            rc;
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
+    ngx_http_cms_ctx_t  *ctx;
 
     if (op->request == NULL) {
         /* a job: its pool (op with it) goes once it has the answer */
@@ -523,11 +421,12 @@ ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op, redisReply **replies,
     r = op->request;
     c = r->connection;
 
-    /* op lives in r->pool: it must not be touched after finish() */
-    rc = op->done(r, ngx_http_get_module_ctx(r, ngx_http_cms_module),
-                  replies, n);
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
-    ngx_http_cms_finish(r, rc);
+    /* op lives in r->pool: it must not be touched after finish() */
+    rc = op->done(r, ctx, replies, n);
+
+    ctx->finish(r, rc);
     ngx_http_run_posted_requests(c);
 }
 
@@ -578,6 +477,7 @@ ngx_http_cms_redis_live(void)
 }
 
 
+/* long: the three outcomes of ngx_event_connect_peer() */
 static ngx_int_t
 ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s)
 {
@@ -991,6 +891,7 @@ ngx_http_cms_redis_dequeue(void)
 }
 
 
+/* long: the scheduler, as ngx_http_cms_pg_kick() */
 static void
 ngx_http_cms_redis_kick(void)
 {

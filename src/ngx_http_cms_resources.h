@@ -1,6 +1,8 @@
 
 /*
- * The route tables of the resource files: the only thing each exports.
+ * The route row and the route tables of the resource files: the only
+ * thing each resource exports.  The router reads the tables; a resource
+ * never includes the router.
  */
 
 
@@ -8,7 +10,42 @@
 #define _NGX_HTTP_CMS_RESOURCES_H_INCLUDED_
 
 
-#include "ngx_http_cms_router.h"
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_pg.h"
+
+
+struct ngx_http_cms_route_s {
+    ngx_uint_t                  method;     /* NGX_HTTP_GET, ... */
+    ngx_str_t                   pattern;    /* below /v1, ":x" = one segment */
+    ngx_uint_t                  auth;       /* ngx_http_cms_auth_e */
+    ngx_uint_t                  perm;       /* scope, role or privilege */
+    ngx_http_cms_handler_pt     handler;
+
+    /*
+     * Secret-key reads may name one statement that authenticates the key
+     * and fetches the record in one round trip: $1 is the key's HMAC, $2..
+     * the path parameters (malformed uuids as NULL), its first columns
+     * those of NGX_HTTP_CMS_AUTH_KEY_SQL.  fused_done() then answers from
+     * the same result instead of handler().
+     */
+    ngx_http_cms_pg_stmt_t     *fused;
+    ngx_http_cms_pg_done_pt     fused_done;
+
+    /*
+     * The studio mirror: a secret-key route "/api/<rest>" given a role is
+     * also served as "/workspaces/:ws/<rest>" to a session of a member of
+     * :ws with at least that role, by the same handler with the same
+     * parameters (the workspace taken from the path, not from a key).
+     */
+    ngx_uint_t                  role;       /* ngx_http_cms_role_e */
+};
+
+
+#define ngx_http_cms_null_route                                              \
+    { 0, ngx_null_string, 0, 0, NULL, NULL, NULL, 0 }
 
 
 extern ngx_http_cms_route_t  ngx_http_cms_health_routes[];

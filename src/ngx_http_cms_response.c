@@ -12,11 +12,19 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
+#include "cms_json_scan.h"
 #include "ngx_http_cms_crypto.h"
-#include "ngx_http_cms_idempotency.h"
 
 
+/* what an error body echoes back of a client's text, at most */
+#define NGX_HTTP_CMS_ERROR_MESSAGE_MAX  200
+#define NGX_HTTP_CMS_ERROR_PARAM_MAX    64
+
+
+static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t *status, ngx_str_t *body);
+static ngx_int_t ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s,
+    size_t max);
 static ngx_int_t ngx_http_cms_send_error(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_int_t rc);
 static ngx_int_t ngx_http_cms_set_status(ngx_http_request_t *r,
@@ -148,20 +156,36 @@ ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
+/* long: status, request id, type, length, then the chain */
 ngx_int_t
 ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
 {
     ngx_int_t            rc;
     ngx_buf_t           *b;
-    ngx_str_t            id;
+    ngx_str_t            id, compact;
     ngx_chain_t          out;
     ngx_http_cms_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
-    if (ctx != NULL && ctx->idem != NULL) {
+    /*
+     * Every answer is compact JSON: what PostgreSQL's json functions wrote
+     * ({"a" : 1}) loses its spaces here, at the one exit, into a copy (the
+     * body may be read-only); compact text goes through untouched.
+     */
+    if (cms_json_loose(body->data, body->len)) {
+        compact.data = ngx_pnalloc(r->pool, body->len);
+        if (compact.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        compact.len = cms_json_compact(body->data, body->len, compact.data);
+        body = &compact;
+    }
+
+    if (ctx != NULL && ctx->record != NULL) {
         /* the first answer under an Idempotency-Key is kept for retries */
-        ngx_http_cms_idempotency_record(r, ctx, status, body);
+        ctx->record(r, ctx, status, body);
     }
 
     if (ngx_http_cms_set_status(r, status) != NGX_OK) {
@@ -314,7 +338,7 @@ ngx_http_cms_response_shape(ngx_http_request_t *r)
     if (r->uri.len || r->uri_start == NULL || b == NULL
         || r->uri_start < b->start || r->uri_start >= b->end)
     {
-        return ngx_http_cms_router_shape(&r->uri);
+        return ngx_http_cms_error_shape(&r->uri);
     }
 
     end = (r->uri_end > r->uri_start && r->uri_end <= b->end) ? r->uri_end
@@ -322,7 +346,7 @@ ngx_http_cms_response_shape(ngx_http_request_t *r)
     raw.data = r->uri_start;
     raw.len = end - r->uri_start;
 
-    return ngx_http_cms_router_shape(&raw);
+    return ngx_http_cms_error_shape(&raw);
 }
 
 
@@ -343,6 +367,7 @@ ngx_http_cms_ctx_create(ngx_http_request_t *r)
 
     ngx_hex_dump(ctx->request_id, id, sizeof(id));
     ctx->shape = ngx_http_cms_response_shape(r);
+    ctx->finish = ngx_http_cms_finish;
 
     ngx_http_set_ctx(r, ctx, ngx_http_cms_module);
 
@@ -364,6 +389,7 @@ ngx_http_cms_response_init(ngx_conf_t *cf)
 
 
 /* an error nginx answers by itself in our location becomes ours */
+/* long: which of nginx's own answers become JSON */
 static ngx_int_t
 ngx_http_cms_header_filter(ngx_http_request_t *r)
 {
@@ -463,4 +489,192 @@ ngx_http_cms_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     out.next = NULL;
 
     return ngx_http_cms_next_body_filter(r, &out);
+}
+
+
+ngx_int_t
+ngx_http_cms_send_wrapped(ngx_http_request_t *r, ngx_uint_t status,
+    const char *name, PGresult *res)
+{
+    return ngx_http_cms_send_column(r, status, name, res, 0);
+}
+
+
+ngx_int_t
+ngx_http_cms_send_column(ngx_http_request_t *r, ngx_uint_t status,
+    const char *name, PGresult *res, int col)
+{
+    u_char     *p;
+    size_t      len;
+    ngx_str_t   body;
+
+    if (PQntuples(res) == 0 || PQnfields(res) <= col
+        || PQgetisnull(res, 0, col))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    len = PQgetlength(res, 0, col);
+
+    body.data = ngx_pnalloc(r->pool, len + (name ? ngx_strlen(name) : 0) + 8);
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = body.data;
+
+    if (name != NULL) {
+        p = ngx_sprintf(p, "{\"%s\":", name);
+    }
+
+    /* PostgreSQL writes {"a" : 1}: every answer is compact */
+    p += cms_json_compact((u_char *) PQgetvalue(res, 0, col), len, p);
+
+    if (name != NULL) {
+        *p++ = '}';
+    }
+
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, status, &body);
+}
+
+
+/* the error body for the request's shape, into a pool string */
+/* long: the spec's two error shapes side by side */
+static ngx_int_t
+ngx_http_cms_error_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t *status, ngx_str_t *body)
+{
+    json_t                      *root, *inner, *param;
+    ngx_int_t                    rc;
+    ngx_str_t                    msg, pm;
+    ngx_uint_t                   code;
+    const ngx_http_cms_error_t  *e;
+
+    code = ctx->has_err ? ctx->err.code
+                        : ngx_http_cms_error_for_status(*status);
+    e = ngx_http_cms_error_get(code);
+
+    *status = e->status;
+
+    if (ctx->has_err && ctx->err.message) {
+        msg.data = (u_char *) ctx->err.message;
+        msg.len = ngx_strlen(ctx->err.message);
+
+    } else {
+        msg = e->message;
+    }
+
+    pm = ctx->has_err ? ctx->err.param : (ngx_str_t) ngx_null_string;
+
+    /* echoes are bounded: a client's 100 KB field name is not sent back */
+    if (ngx_http_cms_error_cut(r->pool, &msg, NGX_HTTP_CMS_ERROR_MESSAGE_MAX)
+        != NGX_OK
+        || ngx_http_cms_error_cut(r->pool, &pm, NGX_HTTP_CMS_ERROR_PARAM_MAX)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ctx->shape == NGX_HTTP_CMS_SHAPE_EXT) {
+        param = pm.len ? json_stringn((char *) pm.data, pm.len) : json_null();
+
+        inner = json_pack("{s:s%, s:s%, s:o}",
+                          "type", e->type.data, e->type.len,
+                          "message", msg.data, msg.len, "param", param);
+        root = inner ? json_pack("{s:o}", "error", inner) : NULL;
+
+    } else {
+        root = json_pack("{s:s%, s:s%}", "error", msg.data, msg.len,
+                         "code", e->code.data, e->code.len);
+    }
+
+    if (root == NULL) {
+        return NGX_ERROR;
+    }
+
+    rc = ngx_http_cms_json_dump(r, root, body);
+    json_decref(root);
+
+    return rc;
+}
+
+
+/*
+ * Cuts "s" to at most "max" bytes, ending in "..." when cut, at a UTF-8
+ * character boundary, and with control characters (which JSON escapes
+ * six bytes each) replaced by "?", so the escaped text stays near "max".
+ */
+static ngx_int_t
+ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s, size_t max)
+{
+    u_char  *p;
+    size_t   i, len;
+
+    len = s->len;
+
+    if (len > max) {
+        len = max - 3;
+
+        while (len > 0 && (s->data[len] & 0xc0) == 0x80) {
+            len--;
+        }
+    }
+
+    for (i = 0; i < len && s->data[i] >= 0x20 && s->data[i] != 0x7f; i++) {
+        /* void */
+    }
+
+    if (len == s->len && i == len) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(pool, len + 3);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        p[i] = (s->data[i] < 0x20 || s->data[i] == 0x7f) ? '?' : s->data[i];
+    }
+
+    if (len < s->len) {
+        p[len++] = '.'; p[len++] = '.'; p[len++] = '.';
+    }
+
+    s->data = p;
+    s->len = len;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
+    const ngx_http_cms_record_t *rec, PGresult *res)
+{
+    u_char     *p;
+    size_t      len;
+    ngx_str_t   body;
+
+    if (PQntuples(res) == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    len = ngx_strlen(rec->name) + sizeof("{\"\":}")
+          + ngx_http_cms_json_row_len(res, 0, rec->cols, rec->ncols);
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    body.data = p;
+    p = ngx_sprintf(p, "{\"%s\":", rec->name);
+    p = ngx_http_cms_json_row(p, res, 0, rec->cols, rec->ncols);
+    *p++ = '}';
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, status, &body);
 }

@@ -12,7 +12,9 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <libpq-fe.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_json.h"
 
 
 /*
@@ -61,6 +63,29 @@ ngx_http_cms_ctx_t *ngx_http_cms_ctx_create(ngx_http_request_t *r);
 /* Adds a response header; "value" must live as long as the request. */
 ngx_int_t ngx_http_cms_header_add(ngx_http_request_t *r, ngx_str_t *name,
     ngx_str_t *value);
+
+
+/*
+ * Sends {"<name>": <row 0, column 0>} where that column is JSON text made
+ * by the statement; no row (or NULL) answers 404 not_found.  Returns the
+ * handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_send_wrapped(ngx_http_request_t *r,
+    ngx_uint_t status, const char *name, PGresult *res);
+
+/* The same with the JSON text in column "col"; with "name" NULL, the
+   column's text is the whole answer. */
+ngx_int_t ngx_http_cms_send_column(ngx_http_request_t *r,
+    ngx_uint_t status, const char *name, PGresult *res, int col);
+
+
+/*
+ * Sends {"<record name>": {members}} from row 0 of "res", written from
+ * the record's columns; no row answers 404 not_found.  Returns the
+ * handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
+    const ngx_http_cms_record_t *rec, PGresult *res);
 
 
 #endif /* _NGX_HTTP_CMS_RESPONSE_H_INCLUDED_ */

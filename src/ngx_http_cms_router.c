@@ -1,8 +1,11 @@
 
 /*
- * The router: a linear walk over the resources' route tables.  Patterns
- * are matched segment by segment below "/v1"; ":name" takes one non-empty
- * segment as a parameter.
+ * The router: a linear walk over the resources' route tables, then the
+ * pipeline.  Patterns are matched segment by segment below "/v1"; ":name"
+ * takes one non-empty segment as a parameter.  A route family (the error
+ * shape its URL prefix gives) runs its steps in order; each step
+ * continues (NGX_DECLINED), answers, or waits for I/O and continues
+ * through ctx->resume.  No step or service calls back into the router.
  */
 
 
@@ -12,10 +15,13 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_body.h"
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_ext.h"
+#include "ngx_http_cms_ratelimit.h"
+#include "ngx_http_cms_idempotency.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -23,10 +29,64 @@
 
 static ngx_int_t ngx_http_cms_router_path(ngx_http_request_t *r,
     ngx_str_t *path);
+static ngx_uint_t ngx_http_cms_router_row(ngx_http_cms_route_t *rt,
+    ngx_str_t *path, ngx_str_t *studio, ngx_http_cms_ctx_t *ctx);
+static void ngx_http_cms_router_studio(ngx_str_t *path, ngx_str_t *studio);
 static ngx_int_t ngx_http_cms_route_matches(ngx_str_t *pattern,
     ngx_str_t *path, ngx_str_t *params, ngx_uint_t *nparams);
 static ngx_int_t ngx_http_cms_router_allow(ngx_http_request_t *r,
     ngx_uint_t methods);
+
+static ngx_int_t ngx_http_cms_router_run(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_resume(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_permit(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_body(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_ratelimit(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_idempotency(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_handler(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+
+/*
+ * The route families and their steps, indexed by the error shape their
+ * prefix gives (ngx_http_cms_error_shape()):
+ *
+ *   /v1/api, /v1/workspaces, /v1/accounts, /v1/health  content shape
+ *   /v1/ext, /v1/extensions                            extension shape
+ *
+ * The credential comes first, so that nothing of an unauthenticated
+ * request is parsed; the rate limit runs before the idempotency claim, so
+ * that a 429 is never kept as a request's answer.
+ */
+static ngx_http_cms_handler_pt  ngx_http_cms_content_steps[] = {
+    ngx_http_cms_auth_step,
+    ngx_http_cms_router_permit,
+    ngx_http_cms_router_body,
+    ngx_http_cms_router_handler,
+    NULL
+};
+
+static ngx_http_cms_handler_pt  ngx_http_cms_ext_steps[] = {
+    ngx_http_cms_ext_version,
+    ngx_http_cms_auth_step,
+    ngx_http_cms_router_permit,
+    ngx_http_cms_router_ratelimit,
+    ngx_http_cms_router_body,
+    ngx_http_cms_router_idempotency,
+    ngx_http_cms_router_handler,
+    NULL
+};
+
+static ngx_http_cms_handler_pt  *ngx_http_cms_families[] = {
+    ngx_http_cms_content_steps,         /* NGX_HTTP_CMS_SHAPE_CONTENT */
+    ngx_http_cms_ext_steps              /* NGX_HTTP_CMS_SHAPE_EXT */
+};
 
 
 static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
@@ -58,29 +118,10 @@ static struct {
 };
 
 
-ngx_http_cms_shape_e
-ngx_http_cms_router_shape(ngx_str_t *uri)
-{
-    static ngx_str_t  ext = ngx_string(NGX_HTTP_CMS_PREFIX "/ext");
-
-    /* "/v1/ext..." covers both /v1/ext/ and /v1/extensions */
-    if (uri->len >= ext.len
-        && ngx_strncmp(uri->data, ext.data, ext.len) == 0
-        && (uri->len == ext.len || uri->data[ext.len] == '/'
-            || ngx_strncmp(uri->data + ext.len, "ensions",
-                           ngx_min(uri->len - ext.len, 7)) == 0))
-    {
-        return NGX_HTTP_CMS_SHAPE_EXT;
-    }
-
-    return NGX_HTTP_CMS_SHAPE_CONTENT;
-}
-
-
 ngx_int_t
 ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_str_t                  path;
+    ngx_str_t                  path, studio[2];
     ngx_uint_t                 t, methods, method;
     ngx_http_cms_route_t      *rt;
     ngx_http_cms_main_conf_t  *mcf;
@@ -90,6 +131,9 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    /* "/workspaces/:ws/<rest>": what a studio mirror would match */
+    ngx_http_cms_router_studio(&path, studio);
 
     /* HEAD is answered by the GET route, without a body */
     method = (r->method == NGX_HTTP_HEAD) ? NGX_HTTP_GET : r->method;
@@ -103,10 +147,7 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         }
 
         for ( /* void */ ; rt->handler; rt++) {
-            if (ngx_http_cms_route_matches(&rt->pattern, &path, ctx->params,
-                                           &ctx->nparams)
-                != NGX_OK)
-            {
+            if (!ngx_http_cms_router_row(rt, &path, studio, ctx)) {
                 continue;
             }
 
@@ -131,19 +172,217 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
+/*
+ * Whether a row matches the path, directly or as its studio mirror
+ * (studio[0] the path after the workspace, studio[1] the workspace); sets
+ * ctx->auth, ctx->perm and the parameters (the workspace first for the
+ * mirror) when it does.
+ */
+static ngx_uint_t
+ngx_http_cms_router_row(ngx_http_cms_route_t *rt, ngx_str_t *path,
+    ngx_str_t *studio, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  api;
+
+    ctx->nparams = NGX_HTTP_CMS_MAX_PARAMS;
+
+    if (ngx_http_cms_route_matches(&rt->pattern, path, ctx->params,
+                                   &ctx->nparams)
+        == NGX_OK)
+    {
+        ctx->auth = rt->auth;
+        ctx->perm = rt->perm;
+        return 1;
+    }
+
+    if (rt->role == 0 || studio[0].len == 0 || rt->pattern.len < 5
+        || ngx_strncmp(rt->pattern.data, "/api/", 5) != 0)
+    {
+        return 0;
+    }
+
+    api.data = rt->pattern.data + 4;
+    api.len = rt->pattern.len - 4;
+
+    ctx->nparams = NGX_HTTP_CMS_MAX_PARAMS - 1;
+
+    if (ngx_http_cms_route_matches(&api, &studio[0], ctx->params + 1,
+                                   &ctx->nparams)
+        != NGX_OK)
+    {
+        return 0;
+    }
+
+    ctx->params[0] = studio[1];
+    ctx->nparams++;
+    ctx->auth = NGX_HTTP_CMS_AUTH_MEMBER;
+    ctx->perm = rt->role;
+
+    return 1;
+}
+
+
+/* "/workspaces/<ws>/<rest>" -> studio[0] "/<rest>", studio[1] the
+   workspace; studio[0] empty for other paths */
+static void
+ngx_http_cms_router_studio(ngx_str_t *path, ngx_str_t *studio)
+{
+    u_char  *p, *last;
+
+    static ngx_str_t  prefix = ngx_string("/workspaces/");
+
+    studio[0].len = 0;
+
+    if (path->len <= prefix.len
+        || ngx_strncmp(path->data, prefix.data, prefix.len) != 0)
+    {
+        return;
+    }
+
+    p = path->data + prefix.len;
+    last = path->data + path->len;
+
+    studio[1].data = p;
+
+    while (p < last && *p != '/') {
+        p++;
+    }
+
+    studio[1].len = p - studio[1].data;
+
+    if (studio[1].len == 0 || last - p < 2) {
+        return;
+    }
+
+    studio[0].data = p;
+    studio[0].len = last - p;
+}
+
+
 ngx_int_t
 ngx_http_cms_router_dispatch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
+    ctx->step = 0;
+    ctx->resume = ngx_http_cms_router_resume;
 
-    if (ctx->shape == NGX_HTTP_CMS_SHAPE_EXT) {
-        rc = ngx_http_cms_ext_version(r);
-        if (rc != NGX_OK) {
+    return ngx_http_cms_router_run(r, ctx);
+}
+
+
+/* the steps from ctx->step on, until one answers or waits */
+static ngx_int_t
+ngx_http_cms_router_run(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t                 rc;
+    ngx_http_cms_handler_pt  *steps;
+
+    steps = ngx_http_cms_families[ctx->shape];
+
+    for ( ;; ) {
+        rc = steps[ctx->step](r, ctx);
+
+        if (rc != NGX_DECLINED) {
             return rc;
         }
+
+        /* the handler, the last step, never declines */
+        ctx->step++;
+    }
+}
+
+
+/* a step that waited is done: the pipeline goes on after it */
+static ngx_int_t
+ngx_http_cms_router_resume(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ctx->step++;
+
+    return ngx_http_cms_router_run(r, ctx);
+}
+
+
+/* the route's permission: a scope or privilege for keys, a minimum role
+   for members */
+static ngx_int_t
+ngx_http_cms_router_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_uint_t                 i;
+    ngx_http_cms_principal_t  *p;
+
+    p = &ctx->principal;
+
+    switch (ctx->auth) {
+
+    case NGX_HTTP_CMS_AUTH_SECRET_KEY:
+    case NGX_HTTP_CMS_AUTH_EXT_KEY:
+    case NGX_HTTP_CMS_AUTH_ADMIN_KEY:
+        if ((p->scopes & ctx->perm) != ctx->perm) {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL);
+        }
+
+        break;
+
+    case NGX_HTTP_CMS_AUTH_MEMBER:
+        if (p->role < ctx->perm) {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_FORBIDDEN, NULL);
+        }
+
+        /* handlers see the same parameters as under /v1/api */
+        for (i = 1; i < ctx->nparams; i++) {
+            ctx->params[i - 1] = ctx->params[i];
+        }
+
+        ctx->nparams--;
+        break;
+
+    default:
+        break;
     }
 
-    return ngx_http_cms_auth_run(r, ctx);
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_cms_router_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_body_parse(r, ctx);
+
+    return rc == NGX_OK ? NGX_DECLINED : rc;
+}
+
+
+static ngx_int_t
+ngx_http_cms_router_ratelimit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    return ngx_http_cms_ratelimit_check(r, ctx, ctx->resume);
+}
+
+
+/* POSTs claim their Idempotency-Key */
+static ngx_int_t
+ngx_http_cms_router_idempotency(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx)
+{
+    if (r->method != NGX_HTTP_POST) {
+        return NGX_DECLINED;
+    }
+
+    return ngx_http_cms_idempotency_claim(r, ctx, ctx->resume);
+}
+
+
+/* the last step: a fused read answers from its result */
+static ngx_int_t
+ngx_http_cms_router_handler(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    if (ctx->fused != NULL) {
+        return ctx->route->fused_done(r, ctx, ctx->fused);
+    }
+
+    return ctx->route->handler(r, ctx);
 }
 
 
@@ -169,6 +408,9 @@ ngx_http_cms_router_path(ngx_http_request_t *r, ngx_str_t *path)
 }
 
 
+/* *nparams: how many parameters fit on the way in, how many were found
+   on the way out */
+/* long: the segment walk with its parameters inline */
 static ngx_int_t
 ngx_http_cms_route_matches(ngx_str_t *pattern, ngx_str_t *path,
     ngx_str_t *params, ngx_uint_t *nparams)
@@ -196,7 +438,7 @@ ngx_http_cms_route_matches(ngx_str_t *pattern, ngx_str_t *path,
                 s++;
             }
 
-            if (s == seg || n == NGX_HTTP_CMS_MAX_PARAMS) {
+            if (s == seg || n == *nparams) {
                 return NGX_DECLINED;
             }
 
@@ -273,36 +515,4 @@ ngx_http_cms_router_allow(ngx_http_request_t *r, ngx_uint_t methods)
     value.len = p - value.data;
 
     return ngx_http_cms_header_add(r, &allow, &value);
-}
-
-
-ngx_str_t *
-ngx_http_cms_router_header(ngx_http_request_t *r, ngx_str_t *name,
-    ngx_uint_t *n)
-{
-    ngx_str_t        *v;
-    ngx_uint_t        i, count;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
-
-    v = NULL;
-    count = 0;
-
-    for (part = &r->headers_in.headers.part; part; part = part->next) {
-        h = part->elts;
-
-        for (i = 0; i < part->nelts; i++) {
-            if (h[i].key.len == name->len
-                && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
-            {
-                v = (count++ == 0) ? &h[i].value : v;
-            }
-        }
-    }
-
-    if (n != NULL) {
-        *n = count;
-    }
-
-    return v;
 }

@@ -12,7 +12,6 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
@@ -44,25 +43,26 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_sleep_sql =
 ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/_test/sleep"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_sleep, NULL, NULL },
+      ngx_http_cms_testing_sleep, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/_test/pool"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_pool, NULL, NULL },
+      ngx_http_cms_testing_pool, NULL, NULL, 0 },
 
     { NGX_HTTP_POST, ngx_string("/_test/echo"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_echo, NULL, NULL },
+      ngx_http_cms_testing_echo, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/_test/redis"), NGX_HTTP_CMS_AUTH_NONE, 0,
-      ngx_http_cms_testing_redis, NULL, NULL },
+      ngx_http_cms_testing_redis, NULL, NULL, 0 },
 
     /* a secret-key route needing a scope, before any resource needs one */
     { NGX_HTTP_GET, ngx_string("/_test/scoped"), NGX_HTTP_CMS_AUTH_SECRET_KEY,
-      NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE, ngx_http_cms_testing_scoped, NULL, NULL },
+      NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE, ngx_http_cms_testing_scoped, NULL,
+      NULL, 0 },
 
     /* a studio route needing the editor role */
     { NGX_HTTP_GET, ngx_string("/workspaces/:id/_test/editor"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
-      ngx_http_cms_testing_scoped, NULL, NULL },
+      ngx_http_cms_testing_scoped, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -101,7 +101,7 @@ ngx_http_cms_testing_slept(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t   rc;
     ngx_str_t   seconds;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }

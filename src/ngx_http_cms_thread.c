@@ -13,7 +13,6 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
-#include "ngx_http_cms_response.h"
 #include "ngx_http_cms_thread.h"
 
 #if (NGX_LINUX)
@@ -105,9 +104,11 @@ ngx_http_cms_thread_event(ngx_event_t *ev)
     ngx_int_t            rc;
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
+    ngx_http_cms_ctx_t  *ctx;
 
     r = t->request;
     c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
     r->main->blocked--;
 
@@ -116,10 +117,9 @@ ngx_http_cms_thread_event(ngx_event_t *ev)
         rc = NGX_ERROR;
 
     } else {
-        rc = t->done(r, ngx_http_get_module_ctx(r, ngx_http_cms_module),
-                     t->data);
+        rc = t->done(r, ctx, t->data);
     }
 
-    ngx_http_cms_finish(r, rc);
+    ctx->finish(r, rc);
     ngx_http_run_posted_requests(c);
 }

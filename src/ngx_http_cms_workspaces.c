@@ -12,7 +12,6 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
@@ -63,13 +62,13 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_get_sql =
 ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_workspaces_create, NULL, NULL },
+      ngx_http_cms_workspaces_create, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
-      ngx_http_cms_workspaces_list, NULL, NULL },
+      ngx_http_cms_workspaces_list, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/workspaces/:id"), NGX_HTTP_CMS_AUTH_MEMBER,
-      NGX_HTTP_CMS_ROLE_VIEWER, ngx_http_cms_workspaces_get, NULL, NULL },
+      NGX_HTTP_CMS_ROLE_VIEWER, ngx_http_cms_workspaces_get, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -128,12 +127,12 @@ ngx_http_cms_workspaces_created(ngx_http_request_t *r,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_CREATED, "workspace", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_CREATED, "workspace", res);
 }
 
 
@@ -152,12 +151,12 @@ ngx_http_cms_workspaces_listed(ngx_http_request_t *r,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "workspaces", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "workspaces", res);
 }
 
 
@@ -180,12 +179,12 @@ ngx_http_cms_workspaces_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_cms_pg_send_wrapped(r, NGX_HTTP_OK, "workspace", res);
+    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "workspace", res);
 }
 
 

@@ -83,3 +83,69 @@ cms_json_skip_string(const unsigned char *p, size_t len, size_t i)
 
     return len;
 }
+
+
+size_t
+cms_json_compact(const unsigned char *in, size_t len, unsigned char *out)
+{
+    size_t  i, end, n;
+
+    n = 0;
+
+    for (i = 0; i < len; i++) {
+
+        switch (in[i]) {
+
+        case ' ':
+        case '\t':
+        case '\n':
+        case '\r':
+            break;
+
+        case '"':
+            /* a string is copied whole, its closing quote included */
+            end = cms_json_skip_string(in, len, i + 1);
+            end = (end < len) ? end + 1 : len;
+
+            while (i < end) {
+                out[n++] = in[i++];
+            }
+
+            i--;
+            break;
+
+        default:
+            out[n++] = in[i];
+        }
+    }
+
+    return n;
+}
+
+
+int
+cms_json_loose(const unsigned char *p, size_t len)
+{
+    size_t  i;
+
+    for (i = 0; i < len; i++) {
+
+        switch (p[i]) {
+
+        case ' ':
+        case '\t':
+        case '\n':
+        case '\r':
+            return 1;
+
+        case '"':
+            i = cms_json_skip_string(p, len, i + 1);
+            break;
+
+        default:
+            break;
+        }
+    }
+
+    return 0;
+}

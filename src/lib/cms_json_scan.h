@@ -26,4 +26,22 @@
 int cms_json_depth_ok(const unsigned char *p, size_t len, unsigned max_depth);
 
 
+/*
+ * Copies the JSON text in[0..len) to out without the whitespace between
+ * tokens (PostgreSQL writes {"a" : 1, "b" : 2}), strings copied byte for
+ * byte.  out must hold len bytes; it may not overlap in.  Returns the
+ * length written (<= len).  Compacting compacted text changes nothing.
+ * Like the depth check, this is not a validator.
+ */
+size_t cms_json_compact(const unsigned char *in, size_t len,
+    unsigned char *out);
+
+
+/*
+ * 1 when the JSON text p[0..len) has whitespace between tokens (what
+ * cms_json_compact() would remove), else 0.  Reads only.
+ */
+int cms_json_loose(const unsigned char *p, size_t len);
+
+
 #endif /* _CMS_JSON_SCAN_H_INCLUDED_ */

@@ -167,6 +167,42 @@ test_deep(void **state)
 }
 
 
+static void
+check_compact(const char *in, const char *want)
+{
+    size_t         n;
+    unsigned char  out[256];
+
+    n = cms_json_compact((const unsigned char *) in, strlen(in), out);
+
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(out, want, n);
+
+    /* loose exactly when compacting changes something */
+    assert_int_equal(cms_json_loose((const unsigned char *) in, strlen(in)),
+                     n != strlen(in));
+    assert_int_equal(cms_json_loose(out, n), 0);
+}
+
+
+static void
+test_compact(void **state)
+{
+    (void) state;
+
+    check_compact("", "");
+    check_compact("{\"a\" : 1, \"b\" : [1, 2]}", "{\"a\":1,\"b\":[1,2]}");
+    check_compact(" \t\r\n{ } ", "{}");
+    /* strings keep their spaces, escaped quotes do not end them */
+    check_compact("{\"a b\" : \" x \\\" y \"}", "{\"a b\":\" x \\\" y \"}");
+    check_compact("[\"\\\\\" , 1]", "[\"\\\\\",1]");
+    /* already compact: unchanged */
+    check_compact("{\"a\":[true,null,\"\"]}", "{\"a\":[true,null,\"\"]}");
+    /* an unterminated string is copied to the end */
+    check_compact("[ \"ab c", "[\"ab c");
+}
+
+
 int
 main(void)
 {
@@ -176,6 +212,7 @@ main(void)
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_deep),
+        cmocka_unit_test(test_compact),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,308 @@
+
+/*
+ * The "cms_postgres" directive: the conninfo checked and completed at load
+ * time, so that nothing is resolved or read on the request path.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_pg.h"
+
+
+static ngx_int_t ngx_http_cms_pg_param(ngx_http_cms_pg_conf_t *pcf,
+    ngx_str_t *value);
+static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
+    PQconninfoOption *opts);
+static ngx_int_t ngx_http_cms_pg_complete(ngx_conf_t *cf,
+    ngx_http_cms_pg_conf_t *pcf, PQconninfoOption *opts);
+static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
+    ngx_http_cms_pg_conf_t *pcf, ngx_str_t *conninfo);
+static char *ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s);
+
+
+char *
+ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_str_t               *value;
+    ngx_uint_t               i;
+    ngx_http_cms_pg_conf_t  *pcf;
+
+    if (mcf->pg != NULL) {
+        return "is duplicate";
+    }
+
+    pcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_pg_conf_t));
+    if (pcf == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    pcf->max = 16;
+    pcf->queue = 256;
+    pcf->queue_timeout = 5000;
+    pcf->query_timeout = 10000;
+    pcf->connect_timeout = 3000;
+
+    value = cf->args->elts;
+
+    for (i = 2; i < cf->args->nelts; i++) {
+        if (ngx_http_cms_pg_param(pcf, &value[i]) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\" in \"cms_postgres\"",
+                               &value[i]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    if (ngx_http_cms_pg_conninfo(cf, pcf, &value[1]) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    mcf->pg = pcf;
+
+    return NGX_CONF_OK;
+}
+
+
+/* "max=N" (N > 0), "queue=N", "queue_timeout=T", "query_timeout=T",
+   "connect_timeout=T" (T > 0) */
+static ngx_int_t
+ngx_http_cms_pg_param(ngx_http_cms_pg_conf_t *pcf, ngx_str_t *value)
+{
+    ngx_int_t    n;
+    ngx_str_t    s;
+    ngx_msec_t  *ms;
+
+    s.data = ngx_strlchr(value->data, value->data + value->len, '=');
+    if (s.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    s.data++;
+    s.len = value->data + value->len - s.data;
+
+    if (ngx_strncmp(value->data, "max=", 4) == 0
+        || ngx_strncmp(value->data, "queue=", 6) == 0)
+    {
+        n = ngx_atoi(s.data, s.len);
+
+        if (n == NGX_ERROR || (n == 0 && value->data[0] == 'm')) {
+            return NGX_ERROR;
+        }
+
+        *(value->data[0] == 'm' ? &pcf->max : &pcf->queue) = n;
+        return NGX_OK;
+    }
+
+    if (ngx_strncmp(value->data, "queue_timeout=", 14) == 0) {
+        ms = &pcf->queue_timeout;
+
+    } else if (ngx_strncmp(value->data, "query_timeout=", 14) == 0) {
+        ms = &pcf->query_timeout;
+
+    } else if (ngx_strncmp(value->data, "connect_timeout=", 16) == 0) {
+        ms = &pcf->connect_timeout;
+
+    } else {
+        return NGX_ERROR;
+    }
+
+    *ms = ngx_parse_time(&s, 0);
+
+    return (*ms == (ngx_msec_t) NGX_ERROR || *ms == 0) ? NGX_ERROR : NGX_OK;
+}
+
+
+/*
+ * Parses the conninfo with libpq's own (pure) parser and refuses what
+ * would block a worker: a host name (libpq resolves it with a blocking
+ * name lookup), a service file, TLS (buffered plaintext is invisible to
+ * the readiness checks).  Adds what non-blocking operation needs.
+ */
+static char *
+ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
+    ngx_str_t *conninfo)
+{
+    char               *err, *ci;
+    ngx_int_t           rc;
+    PQconninfoOption   *opts;
+
+    ci = (char *) ngx_pnalloc(cf->pool, conninfo->len + 1);
+    if (ci == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    (void) ngx_cpystrn((u_char *) ci, conninfo->data, conninfo->len + 1);
+
+    err = NULL;
+    opts = PQconninfoParse(ci, &err);
+
+    if (opts == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_postgres: invalid conninfo: %s",
+                           err ? err : "out of memory");
+        PQfreemem(err);
+        return NGX_CONF_ERROR;
+    }
+
+    rc = ngx_http_cms_pg_refuse(cf, opts);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_pg_complete(cf, pcf, opts);
+    }
+
+    PQconninfoFree(opts);
+
+    return rc == NGX_OK ? NGX_CONF_OK : NGX_CONF_ERROR;
+}
+
+
+/* a service file, a host name or TLS: logged, NGX_ERROR */
+static ngx_int_t
+ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
+{
+    const char        *host, *sslmode;
+    ngx_uint_t         addr;
+    PQconninfoOption  *o;
+
+    addr = 0;
+    host = NULL;
+    sslmode = NULL;
+
+    for (o = opts; o->keyword; o++) {
+        if (o->val == NULL) {
+            continue;
+        }
+
+        if (ngx_strcmp(o->keyword, "hostaddr") == 0) {
+            addr = 1;
+
+        } else if (ngx_strcmp(o->keyword, "host") == 0) {
+            host = o->val;
+
+        } else if (ngx_strcmp(o->keyword, "sslmode") == 0) {
+            sslmode = o->val;
+
+        } else if (ngx_strcmp(o->keyword, "service") == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_postgres: \"service\" is not supported");
+            return NGX_ERROR;
+        }
+    }
+
+    if (!addr && (host == NULL || host[0] != '/' || ngx_strchr(host, ','))) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_postgres: use \"hostaddr=\" with an IP "
+                           "address or \"host=\" with a socket folder; a "
+                           "host name would be resolved by a blocking "
+                           "name lookup in the worker");
+        return NGX_ERROR;
+    }
+
+    if (sslmode != NULL && ngx_strcmp(sslmode, "disable") != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_postgres: sslmode \"%s\" is not supported, "
+                           "only \"disable\" (use a local socket or a "
+                           "trusted network)", sslmode);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* the given keywords copied, then options with the statement timeout,
+   gssencmode, the application name and sslmode (unless given) */
+/* long: the conninfo copied, then what we add to it */
+static ngx_int_t
+ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
+    PQconninfoOption *opts)
+{
+    char              *p;
+    ngx_uint_t         n, i, timeout, ssl;
+    const char        *options;
+    PQconninfoOption  *o;
+
+    n = 0;
+    ssl = 0;
+    options = NULL;
+
+    for (o = opts; o->keyword; o++) {
+        n += (o->val != NULL);
+        ssl |= (o->val != NULL && ngx_strcmp(o->keyword, "sslmode") == 0);
+
+        if (o->val != NULL && ngx_strcmp(o->keyword, "options") == 0) {
+            options = o->val;
+        }
+    }
+
+    pcf->keywords = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
+    pcf->values = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
+
+    if (pcf->keywords == NULL || pcf->values == NULL) {
+        return NGX_ERROR;
+    }
+
+    i = 0;
+
+    for (o = opts; o->keyword; o++) {
+        if (o->val == NULL || ngx_strcmp(o->keyword, "options") == 0) {
+            continue;
+        }
+
+        pcf->keywords[i] = ngx_http_cms_pg_strdup(cf->pool, o->keyword);
+        pcf->values[i++] = ngx_http_cms_pg_strdup(cf->pool, o->val);
+
+        if (pcf->keywords[i - 1] == NULL || pcf->values[i - 1] == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    /* the server gives up a little before the module does */
+    timeout = pcf->query_timeout > 1000 ? pcf->query_timeout - 500
+                                        : pcf->query_timeout * 9 / 10;
+
+    p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0) + 64);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%Z",
+                options ? options : "", options ? " " : "", timeout);
+
+    pcf->keywords[i] = "options";
+    pcf->values[i++] = p;
+    pcf->keywords[i] = "gssencmode";
+    pcf->values[i++] = "disable";
+    pcf->keywords[i] = "fallback_application_name";
+    pcf->values[i++] = "ngx_http_cms";
+
+    if (!ssl) {
+        pcf->keywords[i] = "sslmode";
+        pcf->values[i] = "disable";
+    }
+
+    return NGX_OK;
+}
+
+
+/* libpq's parsed values die with PQconninfoFree(): keep copies */
+static char *
+ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s)
+{
+    size_t   len;
+    u_char  *p;
+
+    len = ngx_strlen(s) + 1;
+    p = ngx_pnalloc(pool, len);
+
+    if (p != NULL) {
+        ngx_memcpy(p, s, len);
+    }
+
+    return (char *) p;
+}

@@ -1,0 +1,292 @@
+
+/*
+ * The PostgreSQL pool's connections: opening a slot's connection without
+ * blocking (PQconnectStartParams, then PQconnectPoll from events), the
+ * nginx connection around libpq's socket, and closing.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <poll.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_pg_int.h"
+
+
+static void ngx_http_cms_pg_notice(void *arg, const char *message);
+
+
+ngx_int_t
+ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot)
+{
+    ngx_http_cms_pg_conf_t  *pcf;
+
+    pcf = ngx_http_cms_pg_pool.conf;
+    slot->log.action = "connecting to postgres";
+
+    slot->conn = PQconnectStartParams(pcf->keywords, pcf->values, 0);
+
+    if (slot->conn == NULL || PQstatus(slot->conn) == CONNECTION_BAD) {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: PQconnectStartParams() failed: %s",
+                      slot->conn ? PQerrorMessage(slot->conn) : "no memory");
+        goto failed;
+    }
+
+    if (PQsetnonblocking(slot->conn, 1) != 0) {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: PQsetnonblocking() failed");
+        goto failed;
+    }
+
+    PQsetNoticeProcessor(slot->conn, ngx_http_cms_pg_notice, &slot->log);
+
+    if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
+        goto failed;
+    }
+
+    slot->state = NGX_HTTP_CMS_PG_CONNECTING;
+    ngx_memzero(slot->prepared, NGX_HTTP_CMS_PG_MAX_STMTS);
+    ngx_add_timer(&slot->timer, pcf->connect_timeout);
+
+    if (ngx_http_cms_pg_connect_step(slot) == NGX_ERROR) {
+        goto failed;
+    }
+
+    return NGX_OK;
+
+failed:
+
+    ngx_http_cms_pg_close(slot);
+    ngx_http_cms_pg_failed(NULL, 1);
+
+    return NGX_ERROR;
+}
+
+/* wraps PQsocket() in an nginx connection; libpq keeps owning the fd */
+ngx_int_t
+ngx_http_cms_pg_wrap(ngx_http_cms_pg_slot_t *slot)
+{
+    ngx_connection_t  *c;
+
+    /* a failed connection has no socket: nothing to watch */
+    if (PQsocket(slot->conn) < 0) {
+        return NGX_ERROR;
+    }
+
+    c = ngx_get_connection(PQsocket(slot->conn), &slot->log);
+    if (c == NULL) {
+        return NGX_ERROR;
+    }
+
+    c->data = slot;
+    c->log = &slot->log;
+    c->read->log = &slot->log;
+    c->write->log = &slot->log;
+    c->read->handler = ngx_http_cms_pg_event_handler;
+    c->write->handler = ngx_http_cms_pg_event_handler;
+
+    slot->c = c;
+
+    if (ngx_add_conn) {
+        if (ngx_add_conn(c) == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+    } else if (ngx_add_event(c->read, NGX_READ_EVENT, NGX_CLEAR_EVENT)
+               == NGX_ERROR
+               || ngx_add_event(c->write, NGX_WRITE_EVENT, NGX_CLEAR_EVENT)
+               == NGX_ERROR)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+/* frees the nginx connection without closing the fd: libpq closes it */
+void
+ngx_http_cms_pg_unwrap(ngx_http_cms_pg_slot_t *slot)
+{
+    ngx_connection_t  *c;
+
+    c = slot->c;
+
+    if (c == NULL) {
+        return;
+    }
+
+    if (c->read->timer_set) {
+        ngx_del_timer(c->read);
+    }
+
+    if (c->write->timer_set) {
+        ngx_del_timer(c->write);
+    }
+
+    if (c->read->posted) {
+        ngx_delete_posted_event(c->read);
+    }
+
+    if (c->write->posted) {
+        ngx_delete_posted_event(c->write);
+    }
+
+    /* the fd is about to be closed (or already was): no epoll_ctl call */
+    if (ngx_del_conn) {
+        ngx_del_conn(c, NGX_CLOSE_EVENT);
+
+    } else {
+        if (c->read->active) {
+            ngx_del_event(c->read, NGX_READ_EVENT, NGX_CLOSE_EVENT);
+        }
+
+        if (c->write->active) {
+            ngx_del_event(c->write, NGX_WRITE_EVENT, NGX_CLOSE_EVENT);
+        }
+    }
+
+    ngx_free_connection(c);
+
+    /* as ngx_close_connection() does, or the exit check sees a leak */
+    c->fd = (ngx_socket_t) -1;
+    slot->c = NULL;
+}
+
+/*
+ * Drives PQconnectPoll() as far as it goes without waiting.  Returns
+ * NGX_OK (connected, slot idle or given a waiter), NGX_AGAIN (waiting
+ * for an event) or NGX_ERROR (failed, logged; the caller closes).
+ */
+/* long: a flat switch over PQconnectPoll()'s states */
+ngx_int_t
+ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
+{
+    ngx_uint_t                 n;
+    PostgresPollingStatusType  st;
+
+    for (n = 0; n < NGX_HTTP_CMS_PG_POLL_STEPS; n++) {
+
+        st = PQconnectPoll(slot->conn);
+
+        if (st == PGRES_POLLING_FAILED) {
+            ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                          "cms: PQconnectPoll() failed: %s",
+                          PQerrorMessage(slot->conn));
+            return NGX_ERROR;
+        }
+
+        /* libpq may have opened a new socket (it closed the old one) */
+        if (slot->c != NULL && PQsocket(slot->conn) != slot->c->fd) {
+            ngx_http_cms_pg_unwrap(slot);
+
+            if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        switch (st) {
+
+        case PGRES_POLLING_OK:
+            if (slot->timer.timer_set) {
+                ngx_del_timer(&slot->timer);
+            }
+
+            ngx_http_cms_pg_pool.backoff = 0;
+            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
+                           "cms pg connected, fd:%d", slot->c->fd);
+            ngx_http_cms_pg_idle(slot);
+            return NGX_OK;
+
+        case PGRES_POLLING_READING:
+            if (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED) {
+                return NGX_AGAIN;
+            }
+
+            break;
+
+        case PGRES_POLLING_WRITING:
+            /* after CONNECTION_MADE libpq asks for writing with no I/O */
+            if (ngx_http_cms_pg_ready(slot, POLLOUT) == NGX_DECLINED) {
+                return NGX_AGAIN;
+            }
+
+            break;
+
+        default:
+            ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                          "cms: PQconnectPoll() failed: %s",
+                          PQerrorMessage(slot->conn));
+            return NGX_ERROR;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_ALERT, &slot->log, 0,
+                  "cms: PQconnectPoll() made no progress");
+
+    return NGX_ERROR;
+}
+
+/*
+ * poll(2) with a zero timeout: NGX_OK when the socket is ready for
+ * "events" (or has an error or EOF pending), NGX_DECLINED when not.
+ */
+ngx_int_t
+ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot, short events)
+{
+    struct pollfd  pfd;
+
+    pfd.fd = PQsocket(slot->conn);
+    pfd.events = events;
+    pfd.revents = 0;
+
+    if (pfd.fd < 0) {
+        return NGX_OK;
+    }
+
+    if (poll(&pfd, 1, 0) == 0) {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+/* tears a slot down to DOWN; the caller answers its request, if any */
+void
+ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
+{
+    if (slot->timer.timer_set) {
+        ngx_del_timer(&slot->timer);
+    }
+
+    ngx_http_cms_pg_unwrap(slot);
+
+    if (slot->result != NULL) {
+        PQclear(slot->result);
+        slot->result = NULL;
+    }
+
+    if (slot->conn != NULL) {
+        PQfinish(slot->conn);
+        slot->conn = NULL;
+    }
+
+    if (slot->query != NULL) {
+        slot->query->slot = NULL;
+        slot->query = NULL;
+    }
+
+    slot->stmt = NULL;
+    slot->state = NGX_HTTP_CMS_PG_DOWN;
+}
+
+/* the default notice processor prints to stderr */
+static void
+ngx_http_cms_pg_notice(void *arg, const char *message)
+{
+    ngx_log_t *log = arg;
+
+    ngx_log_error(NGX_LOG_INFO, log, 0, "cms: postgres notice: %s", message);
+}
