@@ -1,0 +1,44 @@
+
+/*
+ * Private to the extensions resource (ngx_http_cms_extensions*.c): what
+ * the install flow and the management routes share.  The resource's one
+ * export, its route table, is declared in ngx_http_cms_resources.h.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_EXTENSIONS_H_INCLUDED_
+#define _NGX_HTTP_CMS_EXTENSIONS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+
+
+/*
+ * POST /extensions: reads or fetches the manifest named by
+ * "manifest_url", then installs it.  Handler contract codes: NGX_DONE
+ * while the manifest is read (thread pool) or fetched (subrequest), whose
+ * continuation finishes the request; never finalizes it itself.
+ */
+ngx_int_t ngx_http_cms_extensions_install(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+/*
+ * Checks "config" against the manifest's "fields" into *rows, a JSON
+ * array of {name, value} or {name, cipher} (secrets sealed to ext_id and
+ * the field name), and, when secrets is not NULL (an update), the names
+ * of the secret fields given, space-separated.  Both live in r->pool.
+ * NGX_OK; 422 with the field named; NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_extensions_values(ngx_http_request_t *r,
+    json_t *fields, json_t *config, ngx_str_t *ext_id, ngx_uint_t install,
+    ngx_str_t *rows, ngx_str_t *secrets);
+
+/* 422 validation_error naming param, with message; never finalizes */
+ngx_int_t ngx_http_cms_extensions_invalid(ngx_http_request_t *r,
+    const char *param, const char *message);
+
+
+#endif /* _NGX_HTTP_CMS_EXTENSIONS_H_INCLUDED_ */
