@@ -40,6 +40,8 @@ typedef struct {
 } ngx_http_cms_install_t;
 
 
+static ngx_int_t ngx_http_cms_extensions_source(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
 static ngx_int_t ngx_http_cms_extensions_file(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
 static void ngx_http_cms_extensions_read(void *data);
@@ -47,14 +49,24 @@ static ngx_int_t ngx_http_cms_extensions_read_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
 static ngx_int_t ngx_http_cms_extensions_fetch(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
+static ngx_int_t ngx_http_cms_extensions_registry(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in);
 static ngx_int_t ngx_http_cms_extensions_fetched(ngx_http_request_t *r,
     void *data, ngx_int_t rc);
 static void ngx_http_cms_extensions_resume(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_parse(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in, cms_manifest_t *m);
+static ngx_int_t ngx_http_cms_extensions_new_id(ngx_http_request_t *r,
+    ngx_str_t *id);
+static ngx_int_t ngx_http_cms_extensions_columns(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, cms_manifest_t *m, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_extensions_installed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static json_t *ngx_http_cms_extensions_describe(cms_manifest_t *m);
+static void ngx_http_cms_extensions_describe_fields(cms_manifest_t *m,
+    json_t *config);
 static json_t *ngx_http_cms_extensions_default(const cms_toml_node_t *def);
 
 
@@ -130,6 +142,15 @@ ngx_http_cms_extensions_install(ngx_http_request_t *r,
                                                "config must be an object");
     }
 
+    return ngx_http_cms_extensions_source(r, ctx, in);
+}
+
+
+/* manifest_url's scheme says where the manifest comes from */
+static ngx_int_t
+ngx_http_cms_extensions_source(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_install_t *in)
+{
     if (in->url.len > 5 && ngx_strncmp(in->url.data, "file:", 5) == 0) {
         return ngx_http_cms_extensions_file(r, ctx, in);
     }
@@ -262,12 +283,52 @@ static ngx_int_t
 ngx_http_cms_extensions_fetch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_install_t *in)
 {
-    u_char                       *host, *end;
-    ngx_str_t                    *reg, authority;
-    ngx_uint_t                    i;
+    ngx_int_t                     rc;
     ngx_http_request_t           *sr;
     ngx_http_cms_main_conf_t     *mcf;
     ngx_http_post_subrequest_t   *ps;
+
+    rc = ngx_http_cms_extensions_registry(r, in);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    ctx->fetch_url = in->url;
+
+    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
+    if (ps == NULL) {
+        return NGX_ERROR;
+    }
+
+    ps->handler = ngx_http_cms_extensions_fetched;
+    ps->data = in;
+
+    if (ngx_http_subrequest(r, &mcf->ext_fetch, NULL, &sr, ps,
+                            NGX_HTTP_SUBREQUEST_IN_MEMORY
+                            | NGX_HTTP_SUBREQUEST_WAITED)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* the parent goes on when the subrequest is done */
+    r->write_event_handler = ngx_http_cms_extensions_resume;
+
+    return NGX_DONE;
+}
+
+
+/* the URL's host: one of the cms_extensions_registry hosts, else 422 */
+static ngx_int_t
+ngx_http_cms_extensions_registry(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in)
+{
+    u_char                    *host, *end;
+    ngx_str_t                 *reg, authority;
+    ngx_uint_t                 i;
+    ngx_http_cms_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
@@ -304,28 +365,7 @@ ngx_http_cms_extensions_fetch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                                "allowed registry");
     }
 
-    ctx->fetch_url = in->url;
-
-    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
-    if (ps == NULL) {
-        return NGX_ERROR;
-    }
-
-    ps->handler = ngx_http_cms_extensions_fetched;
-    ps->data = in;
-
-    if (ngx_http_subrequest(r, &mcf->ext_fetch, NULL, &sr, ps,
-                            NGX_HTTP_SUBREQUEST_IN_MEMORY
-                            | NGX_HTTP_SUBREQUEST_WAITED)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    /* the parent goes on when the subrequest is done */
-    r->write_event_handler = ngx_http_cms_extensions_resume;
-
-    return NGX_DONE;
+    return NGX_OK;
 }
 
 
@@ -398,37 +438,17 @@ static ngx_int_t
 ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx)
 {
-    u_char                  *p, *arena;
     json_t                  *desc;
-    ngx_time_t              *tp;
     ngx_int_t                rc;
-    ngx_str_t                args[12], secret, id, privs;
-    ngx_uint_t               i;
+    ngx_str_t                args[12], secret;
     cms_manifest_t           m;
     ngx_http_cms_install_t  *in;
-    u_char                   rnd[10], err[CMS_MANIFEST_ERR_SIZE];
 
     in = ctx->data;
 
-    arena = ngx_palloc(r->pool, cms_manifest_arena_size(in->text.len));
-    if (arena == NULL) {
-        return NGX_ERROR;
-    }
-
-    if (cms_manifest_parse((char *) in->text.data, in->text.len, arena,
-                           cms_manifest_arena_size(in->text.len), &m,
-                           (char *) err, sizeof(err))
-        != 0)
-    {
-        p = ngx_pnalloc(r->pool, sizeof(err) + 16);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_sprintf(p, "manifest: %s%Z", err);
-
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               (char *) p);
+    rc = ngx_http_cms_extensions_parse(r, in, &m);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     desc = ngx_http_cms_extensions_describe(&m);
@@ -437,71 +457,132 @@ ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
     }
 
     /* the id first: sealed secrets are bound to it */
-    id.data = ngx_pnalloc(r->pool, CMS_UUID_LEN);
-    if (id.data == NULL || ngx_http_cms_crypto_random(rnd, sizeof(rnd))
-                           != NGX_OK)
-    {
+    if (ngx_http_cms_extensions_new_id(r, &args[0]) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    tp = ngx_timeofday();
-    cms_uuid7_format((uint64_t) tp->sec * 1000 + tp->msec, rnd,
-                     (char *) id.data);
-    id.len = CMS_UUID_LEN;
-
     rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
-                                        in->config, &id, 1, &args[9], NULL);
+                                        in->config, &args[0], 1, &args[9],
+                                        NULL);
     if (rc != NGX_OK) {
         return rc;
     }
 
     if (ngx_http_cms_crypto_mint_key(r, "sk_live_", &secret, &args[10],
                                      &args[11])
-        != NGX_OK)
+        != NGX_OK
+        || ngx_http_cms_extensions_columns(r, ctx, &m, args) != NGX_OK
+        || ngx_http_cms_json_dump(r, desc, &args[5]) != NGX_OK)
     {
         return NGX_ERROR;
     }
-
-    privs.data = ngx_pnalloc(r->pool, m.nprivileges * 65 + 1);
-    if (privs.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    p = privs.data;
-
-    for (i = 0; i < m.nprivileges; i++) {
-        if (i) {
-            *p++ = ' ';
-        }
-
-        p = ngx_cpymem(p, m.privileges[i].data, m.privileges[i].len);
-    }
-
-    privs.len = p - privs.data;
-
-    args[0] = id;
-    args[1] = ctx->principal.facility_id;
-    args[2].data = (u_char *) m.name.data;
-    args[2].len = m.name.len;
-    args[3].data = (u_char *) m.version.data;
-    args[3].len = m.version.len;
-    args[4].data = (u_char *) m.category.data;
-    args[4].len = m.category.len;
-
-    if (ngx_http_cms_json_dump(r, desc, &args[5]) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    args[6].data = (u_char *) m.required_privilege.data;
-    args[6].len = m.required_privilege.len;
-    args[7] = privs;
-    args[8] = in->url;
 
     /* the secret is answered once; only its hash goes to the database */
     in->path = secret;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_install_sql,
                                  args, 12, ngx_http_cms_extensions_installed);
+}
+
+
+/* the text parsed into *m, whose strings point into r->pool; 422 with the
+   parser's message */
+static ngx_int_t
+ngx_http_cms_extensions_parse(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in, cms_manifest_t *m)
+{
+    u_char  *p, *arena, err[CMS_MANIFEST_ERR_SIZE];
+
+    arena = ngx_palloc(r->pool, cms_manifest_arena_size(in->text.len));
+    if (arena == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (cms_manifest_parse((char *) in->text.data, in->text.len, arena,
+                           cms_manifest_arena_size(in->text.len), m,
+                           (char *) err, sizeof(err))
+        == 0)
+    {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, sizeof(err) + 16);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(p, "manifest: %s%Z", err);
+
+    return ngx_http_cms_extensions_invalid(r, "manifest_url", (char *) p);
+}
+
+
+/* a UUIDv7 for the new extension */
+static ngx_int_t
+ngx_http_cms_extensions_new_id(ngx_http_request_t *r, ngx_str_t *id)
+{
+    u_char       rnd[10];
+    ngx_time_t  *tp;
+
+    id->data = ngx_pnalloc(r->pool, CMS_UUID_LEN);
+    if (id->data == NULL || ngx_http_cms_crypto_random(rnd, sizeof(rnd))
+                            != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    tp = ngx_timeofday();
+    cms_uuid7_format((uint64_t) tp->sec * 1000 + tp->msec, rnd,
+                     (char *) id->data);
+    id->len = CMS_UUID_LEN;
+
+    return NGX_OK;
+}
+
+
+/* $2-$5 and $7-$9 of the insert: the facility, the manifest's names and
+   privileges (space-separated for string_to_array), the URL */
+static ngx_int_t
+ngx_http_cms_extensions_columns(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, cms_manifest_t *m, ngx_str_t *args)
+{
+    u_char                  *p;
+    ngx_str_t                privs;
+    ngx_uint_t               i;
+    ngx_http_cms_install_t  *in;
+
+    in = ctx->data;
+
+    privs.data = ngx_pnalloc(r->pool, m->nprivileges * 65 + 1);
+    if (privs.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = privs.data;
+
+    for (i = 0; i < m->nprivileges; i++) {
+        if (i) {
+            *p++ = ' ';
+        }
+
+        p = ngx_cpymem(p, m->privileges[i].data, m->privileges[i].len);
+    }
+
+    privs.len = p - privs.data;
+
+    args[1] = ctx->principal.facility_id;
+    args[2].data = (u_char *) m->name.data;
+    args[2].len = m->name.len;
+    args[3].data = (u_char *) m->version.data;
+    args[3].len = m->version.len;
+    args[4].data = (u_char *) m->category.data;
+    args[4].len = m->category.len;
+    args[6].data = (u_char *) m->required_privilege.data;
+    args[6].len = m->required_privilege.len;
+    args[7] = privs;
+    args[8] = in->url;
+
+    return NGX_OK;
 }
 
 
@@ -572,7 +653,7 @@ ngx_http_cms_extensions_default(const cms_toml_node_t *def)
 static json_t *
 ngx_http_cms_extensions_describe(cms_manifest_t *m)
 {
-    json_t      *desc, *config, *f, *privs;
+    json_t      *desc, *config, *privs;
     ngx_uint_t   i;
 
     desc = json_object();
@@ -603,6 +684,21 @@ ngx_http_cms_extensions_describe(cms_manifest_t *m)
 
     json_object_set_new(desc, "privileges", privs);
 
+    ngx_http_cms_extensions_describe_fields(m, config);
+
+    json_object_set_new(desc, "config", config);
+
+    return desc;
+}
+
+
+/* the configuration fields: {name: {type, required[, default]}} */
+static void
+ngx_http_cms_extensions_describe_fields(cms_manifest_t *m, json_t *config)
+{
+    json_t      *f;
+    ngx_uint_t   i;
+
     for (i = 0; i < m->nfields; i++) {
         f = json_pack("{s:s, s:b}",
                       "type", cms_manifest_type_name(m->fields[i].type),
@@ -617,8 +713,4 @@ ngx_http_cms_extensions_describe(cms_manifest_t *m)
         json_object_setn_new(config, m->fields[i].name.data,
                              m->fields[i].name.len, f);
     }
-
-    json_object_set_new(desc, "config", config);
-
-    return desc;
 }
