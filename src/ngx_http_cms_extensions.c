@@ -30,6 +30,8 @@
 
 static ngx_int_t ngx_http_cms_extensions_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_limit(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_extensions_listed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_extensions_configure(ngx_http_request_t *r,
@@ -50,9 +52,14 @@ static ngx_int_t ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_extensions_rows(ngx_http_request_t *r,
+    ngx_http_cms_extensions_values_t *vals, json_t *out, json_t *names);
+static ngx_int_t ngx_http_cms_extensions_join(ngx_http_request_t *r,
+    json_t *names, ngx_str_t *out);
 static ngx_int_t ngx_http_cms_extensions_value(ngx_http_request_t *r,
     const char *name, json_t *field, json_t *v, ngx_str_t *ext_id,
     json_t *row);
+static ngx_int_t ngx_http_cms_extensions_plain(json_t *row, json_t *v);
 static ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
@@ -146,15 +153,13 @@ ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
 static ngx_int_t
 ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t    rc;
-    ngx_str_t    args[5], v;
-    ngx_uint_t   n, *limit;
+    ngx_int_t  rc;
+    ngx_str_t  args[5], v;
 
     args[0] = ctx->principal.facility_id;
     ngx_str_null(&args[1]);
     ngx_str_null(&args[2]);
     ngx_str_null(&args[3]);
-    ngx_str_set(&args[4], "20");
 
     rc = ngx_http_cms_query_arg(r, "category", 64, &args[1]);
     if (rc != NGX_OK && rc != NGX_DECLINED) {
@@ -183,6 +188,27 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    rc = ngx_http_cms_extensions_limit(r, ctx, &args[4]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_list_sql, args, 5,
+                                 ngx_http_cms_extensions_listed);
+}
+
+
+/* ?limit= (1 to 100, else 20) as the query's $5, and in ctx->data the
+   page size the rows are cut to */
+static ngx_int_t
+ngx_http_cms_extensions_limit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *arg)
+{
+    ngx_int_t    rc;
+    ngx_uint_t   n, *limit;
+
+    ngx_str_set(arg, "20");
+
     rc = ngx_http_cms_query_uint(r, "limit", &n);
 
     if (rc == NGX_ABORT || (rc == NGX_OK && (n < 1 || n > 100))) {
@@ -192,12 +218,12 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     if (rc == NGX_OK) {
-        args[4].data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-        if (args[4].data == NULL) {
+        arg->data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+        if (arg->data == NULL) {
             return NGX_ERROR;
         }
 
-        args[4].len = ngx_sprintf(args[4].data, "%ui", n) - args[4].data;
+        arg->len = ngx_sprintf(arg->data, "%ui", n) - arg->data;
 
     } else if (rc != NGX_DECLINED) {
         return rc;
@@ -208,11 +234,10 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_ERROR;
     }
 
-    *limit = ngx_atoi(args[4].data, args[4].len);
+    *limit = ngx_atoi(arg->data, arg->len);
     ctx->data = limit;
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_list_sql, args, 5,
-                                 ngx_http_cms_extensions_listed);
+    return NGX_OK;
 }
 
 
@@ -297,9 +322,10 @@ static ngx_int_t
 ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    json_t     *desc;
-    ngx_int_t   rc;
-    ngx_str_t   args[3], id;
+    json_t                            *desc;
+    ngx_int_t                          rc;
+    ngx_str_t                          args[3], id;
+    ngx_http_cms_extensions_values_t   vals;
 
     rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -323,14 +349,19 @@ ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
 
     ngx_memcpy(id.data, PQgetvalue(res, 0, 0), id.len);
 
-    rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
-                                        ctx->body, &id, 0, &args[1],
-                                        &args[2]);
+    vals.fields = json_object_get(desc, "config");
+    vals.config = ctx->body;
+    vals.ext_id = &id;
+    vals.install = 0;
+
+    rc = ngx_http_cms_extensions_values(r, &vals);
     if (rc != NGX_OK) {
         return rc;
     }
 
     args[0] = id;
+    args[1] = vals.rows;
+    args[2] = vals.secrets;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_config_sql,
                                  args, 3,
@@ -370,11 +401,10 @@ ngx_http_cms_extensions_configured(ngx_http_request_t *r,
  * required secret is an error, at update it keeps its stored value.
  */
 ngx_int_t
-ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
-    json_t *config, ngx_str_t *ext_id, ngx_uint_t install, ngx_str_t *rows,
-    ngx_str_t *secrets)
+ngx_http_cms_extensions_values(ngx_http_request_t *r,
+    ngx_http_cms_extensions_values_t *vals)
 {
-    json_t      *out, *row, *field, *v, *names;
+    json_t      *out, *names, *v;
     ngx_int_t    rc;
     const char  *name;
 
@@ -388,16 +418,43 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
         return NGX_ERROR;
     }
 
-    json_object_foreach(config, name, v) {
-        if (json_object_get(fields, name) == NULL) {
+    json_object_foreach(vals->config, name, v) {
+        if (json_object_get(vals->fields, name) == NULL) {
             return ngx_http_cms_extensions_invalid(r, name,
                                                    "not a configuration field "
                                                    "of this extension");
         }
     }
 
-    json_object_foreach(fields, name, field) {
-        v = config ? json_object_get(config, name) : NULL;
+    rc = ngx_http_cms_extensions_rows(r, vals, out, names);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ngx_http_cms_json_dump(r, out, &vals->rows) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (vals->install) {
+        return NGX_OK;
+    }
+
+    return ngx_http_cms_extensions_join(r, names, &vals->secrets);
+}
+
+
+/* a row in "out" for each field given or defaulted; the names of the
+   secrets among them in "names" */
+static ngx_int_t
+ngx_http_cms_extensions_rows(ngx_http_request_t *r,
+    ngx_http_cms_extensions_values_t *vals, json_t *out, json_t *names)
+{
+    json_t      *row, *field, *v;
+    ngx_int_t    rc;
+    const char  *name;
+
+    json_object_foreach(vals->fields, name, field) {
+        v = vals->config ? json_object_get(vals->config, name) : NULL;
 
         if (v == NULL || json_is_null(v)) {
             v = json_object_get(field, "default");
@@ -405,9 +462,10 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
 
         if (v == NULL) {
             if (json_is_true(json_object_get(field, "required"))
-                && (install || ngx_strcmp(json_string_value(
-                                              json_object_get(field, "type")),
-                                          "secret") != 0))
+                && (vals->install
+                    || ngx_strcmp(json_string_value(
+                                      json_object_get(field, "type")),
+                                  "secret") != 0))
             {
                 return ngx_http_cms_extensions_invalid(r, name,
                                                        "a required field has "
@@ -422,7 +480,8 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
             return NGX_ERROR;
         }
 
-        rc = ngx_http_cms_extensions_value(r, name, field, v, ext_id, row);
+        rc = ngx_http_cms_extensions_value(r, name, field, v, vals->ext_id,
+                                           row);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -434,27 +493,29 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
         }
     }
 
-    if (ngx_http_cms_json_dump(r, out, rows) != NGX_OK) {
+    return NGX_OK;
+}
+
+
+/* the names, space-separated: field names are [a-z0-9_] */
+static ngx_int_t
+ngx_http_cms_extensions_join(ngx_http_request_t *r, json_t *names,
+    ngx_str_t *out)
+{
+    size_t   i;
+    json_t  *v;
+
+    out->len = 0;
+    out->data = ngx_pnalloc(r->pool, 66 * json_array_size(names) + 1);
+
+    if (out->data == NULL) {
         return NGX_ERROR;
     }
 
-    if (secrets == NULL) {
-        return NGX_OK;
-    }
-
-    /* space-separated: field names are [a-z0-9_] */
-    secrets->len = 0;
-    secrets->data = ngx_pnalloc(r->pool, 66 * json_array_size(names) + 1);
-
-    if (secrets->data == NULL) {
-        return NGX_ERROR;
-    }
-
-    json_array_foreach(names, rc, v) {
-        secrets->len = ngx_sprintf(secrets->data + secrets->len, "%s%s",
-                                   secrets->len ? " " : "",
-                                   json_string_value(v))
-                       - secrets->data;
+    json_array_foreach(names, i, v) {
+        out->len = ngx_sprintf(out->data + out->len, "%s%s",
+                               out->len ? " " : "", json_string_value(v))
+                   - out->data;
     }
 
     return NGX_OK;
@@ -493,24 +554,7 @@ ngx_http_cms_extensions_value(ngx_http_request_t *r, const char *name,
     }
 
     if (ngx_strcmp(type, "secret") != 0) {
-        if (json_is_string(v)) {
-            return json_object_set(row, "value", v) == 0 ? NGX_OK : NGX_ERROR;
-        }
-
-        /* numbers and booleans are kept as their JSON text */
-        p = (u_char *) json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        if (json_object_set_new(row, "value", json_string((char *) p)) != 0) {
-            free(p);
-            return NGX_ERROR;
-        }
-
-        free(p);
-
-        return NGX_OK;
+        return ngx_http_cms_extensions_plain(row, v);
     }
 
     plain.data = (u_char *) json_string_value(v);
@@ -533,6 +577,32 @@ ngx_http_cms_extensions_value(ngx_http_request_t *r, const char *name,
            == 0 ? NGX_OK : NGX_ERROR;
 }
 
+
+/* a value stored in the clear: strings as they are, numbers and booleans
+   as their JSON text */
+static ngx_int_t
+ngx_http_cms_extensions_plain(json_t *row, json_t *v)
+{
+    u_char  *p;
+
+    if (json_is_string(v)) {
+        return json_object_set(row, "value", v) == 0 ? NGX_OK : NGX_ERROR;
+    }
+
+    p = (u_char *) json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (json_object_set_new(row, "value", json_string((char *) p)) != 0) {
+        free(p);
+        return NGX_ERROR;
+    }
+
+    free(p);
+
+    return NGX_OK;
+}
 
 
 /* reload: running -> reloading until drain-complete or the grace ends */

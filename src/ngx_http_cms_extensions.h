@@ -25,16 +25,26 @@
 ngx_int_t ngx_http_cms_extensions_install(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
+/* configuration values checked against a manifest's fields */
+typedef struct {
+    json_t                     *fields;      /* the manifest's "config" */
+    json_t                     *config;      /* the values given, or NULL */
+    ngx_str_t                  *ext_id;      /* secrets are sealed to it */
+    ngx_uint_t                  install;     /* else an update */
+    ngx_str_t                   rows;        /* out */
+    ngx_str_t                   secrets;     /* out, updates only */
+} ngx_http_cms_extensions_values_t;
+
+
 /*
- * Checks "config" against the manifest's "fields" into *rows, a JSON
- * array of {name, value} or {name, cipher} (secrets sealed to ext_id and
- * the field name), and, when secrets is not NULL (an update), the names
- * of the secret fields given, space-separated.  Both live in r->pool.
- * NGX_OK; 422 with the field named; NGX_ERROR.
+ * Checks vals->config against vals->fields into vals->rows, a JSON array
+ * of {name, value} or {name, cipher} (secrets sealed to ext_id and the
+ * field name), and, on an update, vals->secrets, the names of the secret
+ * fields given, space-separated.  Both live in r->pool.  NGX_OK; 422 with
+ * the field named; NGX_ERROR.  Never finalizes the request.
  */
 ngx_int_t ngx_http_cms_extensions_values(ngx_http_request_t *r,
-    json_t *fields, json_t *config, ngx_str_t *ext_id, ngx_uint_t install,
-    ngx_str_t *rows, ngx_str_t *secrets);
+    ngx_http_cms_extensions_values_t *vals);
 
 /* 422 validation_error naming param, with message; never finalizes */
 ngx_int_t ngx_http_cms_extensions_invalid(ngx_http_request_t *r,

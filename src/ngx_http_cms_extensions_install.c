@@ -58,6 +58,8 @@ static ngx_int_t ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_extensions_parse(ngx_http_request_t *r,
     ngx_http_cms_install_t *in, cms_manifest_t *m);
+static ngx_int_t ngx_http_cms_extensions_config(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in, json_t *desc, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_extensions_new_id(ngx_http_request_t *r,
     ngx_str_t *id);
 static ngx_int_t ngx_http_cms_extensions_columns(ngx_http_request_t *r,
@@ -456,14 +458,7 @@ ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    /* the id first: sealed secrets are bound to it */
-    if (ngx_http_cms_extensions_new_id(r, &args[0]) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
-                                        in->config, &args[0], 1, &args[9],
-                                        NULL);
+    rc = ngx_http_cms_extensions_config(r, in, desc, args);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -514,6 +509,36 @@ ngx_http_cms_extensions_parse(ngx_http_request_t *r,
     ngx_sprintf(p, "manifest: %s%Z", err);
 
     return ngx_http_cms_extensions_invalid(r, "manifest_url", (char *) p);
+}
+
+
+/* $1, a new id, and $10, the configuration checked against the manifest
+   with its secrets sealed to that id */
+static ngx_int_t
+ngx_http_cms_extensions_config(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in, json_t *desc, ngx_str_t *args)
+{
+    ngx_int_t                          rc;
+    ngx_http_cms_extensions_values_t   vals;
+
+    /* the id first: sealed secrets are bound to it */
+    if (ngx_http_cms_extensions_new_id(r, &args[0]) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    vals.fields = json_object_get(desc, "config");
+    vals.config = in->config;
+    vals.ext_id = &args[0];
+    vals.install = 1;
+
+    rc = ngx_http_cms_extensions_values(r, &vals);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    args[9] = vals.rows;
+
+    return NGX_OK;
 }
 
 
