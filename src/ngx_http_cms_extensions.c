@@ -1,9 +1,10 @@
 
 /*
  * Extension management (/v1/extensions) for admin credentials of one
- * facility: list, configuration, reload, key rotation; and the UI token
- * for a user session.  Installing (the manifest fetched or read, parsed
- * and stored) is in ngx_http_cms_extensions_install.c.
+ * facility: list, configuration, reload, key rotation.  The route table
+ * is here; installing (the manifest fetched or read, parsed and stored) is
+ * in ngx_http_cms_extensions_install.c, the UI token for a user session in
+ * ngx_http_cms_extensions_ui.c.
  *
  * Secret configuration fields are stored sealed with AES-256-GCM, bound
  * to the extension id and field name.
@@ -24,8 +25,6 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_extensions.h"
-#include "cms_jwt.h"
-#include "cms_uuid.h"
 
 
 static ngx_int_t ngx_http_cms_extensions_list(ngx_http_request_t *r,
@@ -48,10 +47,6 @@ static ngx_int_t ngx_http_cms_extensions_rotate(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_extensions_rows(ngx_http_request_t *r,
     ngx_http_cms_extensions_values_t *vals, json_t *out, json_t *names);
 static ngx_int_t ngx_http_cms_extensions_join(ngx_http_request_t *r,
@@ -60,8 +55,6 @@ static ngx_int_t ngx_http_cms_extensions_value(ngx_http_request_t *r,
     const char *name, json_t *field, json_t *v, ngx_str_t *ext_id,
     json_t *row);
 static ngx_int_t ngx_http_cms_extensions_plain(json_t *row, json_t *v);
-static ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_list_sql =
@@ -105,18 +98,6 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_rotate_sql =
         "SELECT cms_extension_key_rotate($1, $2, $3, decode($4, 'hex'),"
         " make_interval(secs => $5::float8))::text",
         5);
-
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_ui_sql =
-    ngx_http_cms_pg_stmt(
-        "SELECT e.id, e.facility_id,"
-        " e.required_privilege = ''"
-        "  OR fm.privileges @> ARRAY[e.required_privilege]"
-        " FROM extensions e"
-        " JOIN facility_members fm ON fm.facility_id = e.facility_id"
-        "  AND fm.user_id = $1"
-        " WHERE e.name = $2 AND ($3::uuid IS NULL OR e.facility_id = $3)"
-        " LIMIT 2",
-        3);
 
 
 ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
@@ -745,105 +726,8 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
 }
 
 
-/* UI token: a user session holding the manifest's required privilege */
-
-static ngx_int_t
-ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx)
-{
-    ngx_int_t  rc;
-    ngx_str_t  args[3];
-
-    rc = ngx_http_cms_extensions_name(r, ctx);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    args[0] = ctx->principal.user_id;
-    args[1] = ctx->params[0];
-
-    rc = ngx_http_cms_query_arg(r, "facility_id", CMS_UUID_LEN, &args[2]);
-
-    if (rc != NGX_OK && rc != NGX_DECLINED) {
-        return rc;
-    }
-
-    if (rc == NGX_OK && !cms_uuid_valid((char *) args[2].data, args[2].len)) {
-        return ngx_http_cms_extensions_invalid(r, "facility_id",
-                                               "facility_id must be a uuid");
-    }
-
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_ui_sql, args, 3,
-                                 ngx_http_cms_extensions_ui_found);
-}
-
-
-static ngx_int_t
-ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    u_char                    *p, payload[512];
-    size_t                     len, plen;
-    time_t                     now;
-    ngx_int_t                  rc;
-    ngx_str_t                  body;
-    ngx_http_cms_main_conf_t  *mcf;
-
-    rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    if (PQntuples(res) > 1) {
-        return ngx_http_cms_extensions_invalid(r, "facility_id",
-                                               "the extension is installed in "
-                                               "several of your facilities: "
-                                               "name one with ?facility_id=");
-    }
-
-    if (PQgetvalue(res, 0, 2)[0] != 't') {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL,
-                                     "You lack the privilege this "
-                                     "extension's view requires");
-    }
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-    now = ngx_time();
-
-    plen = ngx_snprintf(payload, sizeof(payload),
-                        "{\"sub\":\"%V\",\"ext\":\"%s\",\"fac\":\"%s\","
-                        "\"aud\":\"extension-ui\",\"iat\":%T,\"exp\":%T}",
-                        &ctx->principal.user_id, PQgetvalue(res, 0, 0),
-                        PQgetvalue(res, 0, 1), now, now + mcf->ui_token_ttl)
-           - payload;
-
-    body.data = ngx_pnalloc(r->pool, CMS_JWT_MAX_LEN + 64);
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_cpymem(body.data, "{\"token\":\"", 10);
-
-    /* signed with its own key: a UI token is never a session */
-    len = cms_jwt_sign(mcf->ui_key, (char *) payload, plen, (char *) p,
-                       CMS_JWT_MAX_LEN);
-    if (len == 0) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_sprintf(p + len, "\",\"expires_in\":%T}", mcf->ui_token_ttl);
-    body.len = p - body.data;
-
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
-}
-
-
 /* the :name of the path: an extension name, else not found */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_extensions_name(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     size_t      i;

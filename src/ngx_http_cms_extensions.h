@@ -1,8 +1,9 @@
 
 /*
  * Private to the extensions resource (ngx_http_cms_extensions*.c): what
- * the install flow and the management routes share.  The resource's one
- * export, its route table, is declared in ngx_http_cms_resources.h.
+ * the management routes, the install flow and the UI token share.  The
+ * resource's one export, its route table, is declared in
+ * ngx_http_cms_resources.h.
  */
 
 
@@ -16,15 +17,6 @@
 #include "ngx_http_cms_module.h"
 
 
-/*
- * POST /extensions: reads or fetches the manifest named by
- * "manifest_url", then installs it.  Handler contract codes: NGX_DONE
- * while the manifest is read (thread pool) or fetched (subrequest), whose
- * continuation finishes the request; never finalizes it itself.
- */
-ngx_int_t ngx_http_cms_extensions_install(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-
 /* configuration values checked against a manifest's fields */
 typedef struct {
     json_t                     *fields;      /* the manifest's "config" */
@@ -37,6 +29,15 @@ typedef struct {
 
 
 /*
+ * POST /extensions: reads or fetches the manifest named by
+ * "manifest_url", then installs it.  Handler contract codes: NGX_DONE
+ * while the manifest is read (thread pool) or fetched (subrequest), whose
+ * continuation finishes the request; never finalizes it itself.
+ */
+ngx_int_t ngx_http_cms_extensions_install(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+/*
  * Checks vals->config against vals->fields into vals->rows, a JSON array
  * of {name, value} or {name, cipher} (secrets sealed to ext_id and the
  * field name), and, on an update, vals->secrets, the names of the secret
@@ -45,6 +46,17 @@ typedef struct {
  */
 ngx_int_t ngx_http_cms_extensions_values(ngx_http_request_t *r,
     ngx_http_cms_extensions_values_t *vals);
+
+/*
+ * GET /extensions/:name/ui-token, for a user session.  Handler contract
+ * codes: NGX_DONE while the extension is looked up; never finalizes.
+ */
+ngx_int_t ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+/* ctx->params[0] checked as an extension name: NGX_OK, else 404 */
+ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 
 /* 422 validation_error naming param, with message; never finalizes */
 ngx_int_t ngx_http_cms_extensions_invalid(ngx_http_request_t *r,
