@@ -697,9 +697,7 @@ static ngx_int_t
 ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    json_t     *json;
-    ngx_int_t   rc;
-    ngx_str_t  *secret;
+    ngx_int_t  rc;
 
     rc = ngx_http_cms_pg_result(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -710,7 +708,16 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
-    secret = ctx->data;
+    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_OK, res, ctx->data);
+}
+
+
+/* the row's JSON object with "api_key": the secret, answered this once */
+ngx_int_t
+ngx_http_cms_extensions_send_key(ngx_http_request_t *r, ngx_uint_t status,
+    PGresult *res, ngx_str_t *secret)
+{
+    json_t  *json;
 
     json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK
@@ -722,7 +729,7 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+    return ngx_http_cms_send_json(r, status, json);
 }
 
 

@@ -615,7 +615,6 @@ static ngx_int_t
 ngx_http_cms_extensions_installed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    json_t                  *json;
     ngx_int_t                rc;
     ngx_http_cms_install_t  *in;
 
@@ -633,20 +632,8 @@ ngx_http_cms_extensions_installed(ngx_http_request_t *r,
 
     in = ctx->data;
 
-    json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
-    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    if (json_object_set_new(json, "api_key",
-                            json_stringn((char *) in->path.data,
-                                         in->path.len))
-        != 0)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_send_json(r, NGX_HTTP_CREATED, json);
+    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_CREATED, res,
+                                            &in->path);
 }
 
 
