@@ -18,6 +18,7 @@
 
 static ngx_int_t ngx_http_cms_body_collect(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, size_t max);
+static u_char *ngx_http_cms_body_copy(ngx_http_request_t *r, u_char *p);
 static ngx_int_t ngx_http_cms_body_is_json(ngx_http_request_t *r);
 
 
@@ -90,8 +91,6 @@ ngx_http_cms_body_collect(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     off_t         len;
     u_char       *p;
-    ssize_t       n;
-    ngx_buf_t    *b;
     ngx_chain_t  *cl;
 
     if (r->request_body == NULL || r->request_body->bufs == NULL) {
@@ -120,6 +119,27 @@ ngx_http_cms_body_collect(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     ctx->raw_body.data = p;
 
+    p = ngx_http_cms_body_copy(r, p);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    *p = '\0';
+    ctx->raw_body.len = p - ctx->raw_body.data;
+
+    return NGX_OK;
+}
+
+
+/* the body's buffers, in memory or in the temp file, copied to p; returns
+   the end, or NULL once a failed read is logged */
+static u_char *
+ngx_http_cms_body_copy(ngx_http_request_t *r, u_char *p)
+{
+    ssize_t       n;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
     for (cl = r->request_body->bufs; cl; cl = cl->next) {
         b = cl->buf;
 
@@ -138,16 +158,13 @@ ngx_http_cms_body_collect(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         if (n != b->file_last - b->file_pos) {
             ngx_log_error(NGX_LOG_CRIT, r->connection->log, ngx_errno,
                           "cms: reading the body temp file failed");
-            return NGX_ERROR;
+            return NULL;
         }
 
         p += n;
     }
 
-    *p = '\0';
-    ctx->raw_body.len = p - ctx->raw_body.data;
-
-    return NGX_OK;
+    return p;
 }
 
 

@@ -19,6 +19,10 @@
 #define NGX_HTTP_CMS_SECRET_MAX        4096
 
 
+static u_char *ngx_http_cms_crypto_secret_read(ngx_conf_t *cf,
+    ngx_str_t *path, ssize_t *n);
+
+
 /*
  * The key file holds at least 32 bytes of secret (trailing white space is
  * not part of it).  It is read once, as root, when the configuration
@@ -30,11 +34,9 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
-    u_char           *buf;
-    ssize_t           n;
-    ngx_fd_t          fd;
-    ngx_str_t        *value, path;
-    ngx_file_t        file;
+    u_char     *buf;
+    ssize_t     n;
+    ngx_str_t  *value, path;
 
     if (mcf->secret.data != NULL) {
         return "is duplicate";
@@ -47,34 +49,8 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
         return NGX_CONF_ERROR;
     }
 
-    fd = ngx_open_file(path.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
-
-    if (fd == NGX_INVALID_FILE) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_secret: cannot open \"%V\"", &path);
-        return NGX_CONF_ERROR;
-    }
-
-    buf = ngx_pnalloc(cf->pool, NGX_HTTP_CMS_SECRET_MAX);
-
-    ngx_memzero(&file, sizeof(ngx_file_t));
-    file.fd = fd;
-    file.name = path;
-    file.log = cf->log;
-
-    n = (buf == NULL) ? NGX_ERROR
-                      : ngx_read_file(&file, buf, NGX_HTTP_CMS_SECRET_MAX, 0);
-
-    ngx_close_file(fd);
-
-    /* a file that fills the buffer is too long, whatever it ends with */
-    if (n == NGX_HTTP_CMS_SECRET_MAX) {
-        n = 0;
-    }
-
-    if (n == NGX_ERROR) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_secret: cannot read \"%V\"", &path);
+    buf = ngx_http_cms_crypto_secret_read(cf, &path, &n);
+    if (buf == NULL) {
         return NGX_CONF_ERROR;
     }
 
@@ -96,6 +72,50 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     mcf->secret.len = n;
 
     return NGX_CONF_OK;
+}
+
+
+/* the key file's bytes in cf->pool, *n of them (0 for a file too long to
+   be a key); NULL once the failure is logged */
+static u_char *
+ngx_http_cms_crypto_secret_read(ngx_conf_t *cf, ngx_str_t *path, ssize_t *n)
+{
+    u_char      *buf;
+    ngx_fd_t     fd;
+    ngx_file_t   file;
+
+    fd = ngx_open_file(path->data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+
+    if (fd == NGX_INVALID_FILE) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "cms_secret: cannot open \"%V\"", path);
+        return NULL;
+    }
+
+    buf = ngx_pnalloc(cf->pool, NGX_HTTP_CMS_SECRET_MAX);
+
+    ngx_memzero(&file, sizeof(ngx_file_t));
+    file.fd = fd;
+    file.name = *path;
+    file.log = cf->log;
+
+    *n = (buf == NULL) ? NGX_ERROR
+                       : ngx_read_file(&file, buf, NGX_HTTP_CMS_SECRET_MAX, 0);
+
+    ngx_close_file(fd);
+
+    /* a file that fills the buffer is too long, whatever it ends with */
+    if (*n == NGX_HTTP_CMS_SECRET_MAX) {
+        *n = 0;
+    }
+
+    if (*n == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "cms_secret: cannot read \"%V\"", path);
+        return NULL;
+    }
+
+    return buf;
 }
 
 

@@ -1,17 +1,13 @@
 
 /*
  * Extension management (/v1/extensions) for admin credentials of one
- * facility: list, install from a manifest, configuration, reload, key
- * rotation; and the UI token for a user session.
+ * facility: list, configuration, reload, key rotation.  The route table
+ * is here; installing (the manifest fetched or read, parsed and stored) is
+ * in ngx_http_cms_extensions_install.c, the UI token for a user session in
+ * ngx_http_cms_extensions_ui.c.
  *
- * Manifests: "file:NAME" from the cms_extensions_manifests folder (read in
- * the thread pool), or an https:// URL on a cms_extensions_registry host,
- * fetched by nginx itself with an in-memory subrequest to the internal
- * location cms_extensions_fetch_location (which proxies to
- * $cms_fetch_url with its own size limit and timeouts).  Secret
- * configuration fields are stored sealed with AES-256-GCM, bound to the
- * extension id and field name.  An install answers "installing"; worker 0
- * creates the extension's consumer group and marks it running.
+ * Secret configuration fields are stored sealed with AES-256-GCM, bound
+ * to the extension id and field name.
  */
 
 
@@ -25,49 +21,16 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
-#include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
-#include "cms_key.h"
-#include "cms_kdf.h"
-#include "cms_hex.h"
-#include "cms_jwt.h"
-#include "cms_uuid.h"
-#include "cms_manifest.h"
-
-
-#define NGX_HTTP_CMS_MANIFEST_MAX      (64 * 1024)
-
-
-/* an install between its steps */
-typedef struct {
-    ngx_str_t                   url;
-    ngx_str_t                   text;        /* the manifest */
-    ngx_str_t                   path;        /* file: manifests */
-    json_t                     *config;
-    ngx_int_t                   read_rc;
-} ngx_http_cms_install_t;
+#include "ngx_http_cms_extensions.h"
 
 
 static ngx_int_t ngx_http_cms_extensions_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_extensions_limit(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_extensions_listed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_extensions_install(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_extensions_file(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
-static void ngx_http_cms_extensions_read(void *data);
-static ngx_int_t ngx_http_cms_extensions_read_done(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, void *data);
-static ngx_int_t ngx_http_cms_extensions_fetch(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
-static ngx_int_t ngx_http_cms_extensions_fetched(ngx_http_request_t *r,
-    void *data, ngx_int_t rc);
-static void ngx_http_cms_extensions_resume(ngx_http_request_t *r);
-static ngx_int_t ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_extensions_installed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_extensions_configure(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
@@ -83,22 +46,14 @@ static ngx_int_t ngx_http_cms_extensions_rotate(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_extensions_values(ngx_http_request_t *r,
-    json_t *fields, json_t *config, ngx_str_t *ext_id, ngx_uint_t install,
-    ngx_str_t *rows, ngx_str_t *secrets);
+static ngx_int_t ngx_http_cms_extensions_rows(ngx_http_request_t *r,
+    ngx_http_cms_extensions_values_t *vals, json_t *out, json_t *names);
+static ngx_int_t ngx_http_cms_extensions_join(ngx_http_request_t *r,
+    json_t *names, ngx_str_t *out);
 static ngx_int_t ngx_http_cms_extensions_value(ngx_http_request_t *r,
     const char *name, json_t *field, json_t *v, ngx_str_t *ext_id,
     json_t *row);
-static json_t *ngx_http_cms_extensions_describe(cms_manifest_t *m);
-static json_t *ngx_http_cms_extensions_default(const cms_toml_node_t *def);
-static ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_extensions_invalid(ngx_http_request_t *r,
-    const char *param, const char *message);
+static ngx_int_t ngx_http_cms_extensions_plain(json_t *row, json_t *v);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_list_sql =
@@ -110,31 +65,6 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_list_sql =
         "  AND ($4::text IS NULL OR e.name > $4)"
         " ORDER BY e.name LIMIT $5::integer + 1",
         5);
-
-/* $1 id, $2 facility, $3 name, $4 version, $5 category, $6 manifest,
-   $7 required privilege, $8 privileges, $9 url, $10 config rows,
-   $11 key prefix, $12 key hash */
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_install_sql =
-    ngx_http_cms_pg_stmt(
-        "WITH e AS ("
-        "  INSERT INTO extensions (id, facility_id, name, version, category,"
-        "   status, manifest, required_privilege, privileges, manifest_url)"
-        "  VALUES ($1, $2, $3, $4, $5, 'installing', $6::jsonb, $7,"
-        "   string_to_array($8, ' '), $9) RETURNING *),"
-        " c AS ("
-        "  INSERT INTO extension_configs (extension_id, name, value,"
-        "   ciphertext)"
-        "  SELECT e.id, x.name, x.value, decode(x.cipher, 'hex')"
-        "  FROM e, jsonb_to_recordset($10::jsonb)"
-        "   AS x(name text, value text, cipher text)),"
-        " k AS ("
-        "  INSERT INTO extension_keys (extension_id, facility_id, livemode,"
-        "   privileges, key_prefix, secret_hash)"
-        "  SELECT e.id, e.facility_id, true, e.privileges, $11,"
-        "   decode($12, 'hex') FROM e RETURNING id)"
-        " SELECT json_build_object('name', e.name, 'version', e.version,"
-        "  'status', e.status, 'api_key_id', k.id)::text FROM e, k",
-        12);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_manifest_sql =
     ngx_http_cms_pg_stmt(
@@ -167,18 +97,6 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_rotate_sql =
         "SELECT cms_extension_key_rotate($1, $2, $3, decode($4, 'hex'),"
         " make_interval(secs => $5::float8))::text",
         5);
-
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_ui_sql =
-    ngx_http_cms_pg_stmt(
-        "SELECT e.id, e.facility_id,"
-        " e.required_privilege = ''"
-        "  OR fm.privileges @> ARRAY[e.required_privilege]"
-        " FROM extensions e"
-        " JOIN facility_members fm ON fm.facility_id = e.facility_id"
-        "  AND fm.user_id = $1"
-        " WHERE e.name = $2 AND ($3::uuid IS NULL OR e.facility_id = $3)"
-        " LIMIT 2",
-        3);
 
 
 ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
@@ -215,15 +133,13 @@ ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
 static ngx_int_t
 ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t    rc;
-    ngx_str_t    args[5], v;
-    ngx_uint_t   n, *limit;
+    ngx_int_t  rc;
+    ngx_str_t  args[5], v;
 
     args[0] = ctx->principal.facility_id;
     ngx_str_null(&args[1]);
     ngx_str_null(&args[2]);
     ngx_str_null(&args[3]);
-    ngx_str_set(&args[4], "20");
 
     rc = ngx_http_cms_query_arg(r, "category", 64, &args[1]);
     if (rc != NGX_OK && rc != NGX_DECLINED) {
@@ -252,6 +168,27 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    rc = ngx_http_cms_extensions_limit(r, ctx, &args[4]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_list_sql, args, 5,
+                                 ngx_http_cms_extensions_listed);
+}
+
+
+/* ?limit= (1 to 100, else 20) as the query's $5, and in ctx->data the
+   page size the rows are cut to */
+static ngx_int_t
+ngx_http_cms_extensions_limit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *arg)
+{
+    ngx_int_t    rc;
+    ngx_uint_t   n, *limit;
+
+    ngx_str_set(arg, "20");
+
     rc = ngx_http_cms_query_uint(r, "limit", &n);
 
     if (rc == NGX_ABORT || (rc == NGX_OK && (n < 1 || n > 100))) {
@@ -261,12 +198,12 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     if (rc == NGX_OK) {
-        args[4].data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-        if (args[4].data == NULL) {
+        arg->data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+        if (arg->data == NULL) {
             return NGX_ERROR;
         }
 
-        args[4].len = ngx_sprintf(args[4].data, "%ui", n) - args[4].data;
+        arg->len = ngx_sprintf(arg->data, "%ui", n) - arg->data;
 
     } else if (rc != NGX_DECLINED) {
         return rc;
@@ -277,11 +214,10 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_ERROR;
     }
 
-    *limit = ngx_atoi(args[4].data, args[4].len);
+    *limit = ngx_atoi(arg->data, arg->len);
     ctx->data = limit;
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_list_sql, args, 5,
-                                 ngx_http_cms_extensions_listed);
+    return NGX_OK;
 }
 
 
@@ -333,467 +269,6 @@ ngx_http_cms_extensions_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* install */
-
-static ngx_int_t
-ngx_http_cms_extensions_install(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx)
-{
-    json_t                  *url;
-    ngx_int_t                rc;
-    ngx_http_cms_install_t  *in;
-
-    static const char  *fields[] = { "manifest_url", "config", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    in = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_install_t));
-    if (in == NULL) {
-        return NGX_ERROR;
-    }
-
-    ctx->data = in;
-
-    url = json_object_get(ctx->body, "manifest_url");
-
-    if (url == NULL || json_is_null(url)) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     "manifest_url",
-                                     "manifest_url is required");
-    }
-
-    if (!json_is_string(url) || json_string_length(url) > 2048) {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               "manifest_url must be a URL");
-    }
-
-    in->url.data = (u_char *) json_string_value(url);
-    in->url.len = json_string_length(url);
-
-    in->config = json_object_get(ctx->body, "config");
-
-    if (in->config != NULL && !json_is_object(in->config)) {
-        return ngx_http_cms_extensions_invalid(r, "config",
-                                               "config must be an object");
-    }
-
-    if (in->url.len > 5 && ngx_strncmp(in->url.data, "file:", 5) == 0) {
-        return ngx_http_cms_extensions_file(r, ctx, in);
-    }
-
-    if (in->url.len > 8 && ngx_strncasecmp(in->url.data,
-                                           (u_char *) "https://", 8) == 0)
-    {
-        return ngx_http_cms_extensions_fetch(r, ctx, in);
-    }
-
-    return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                           "manifest_url must be an https:// "
-                                           "URL on an allowed registry");
-}
-
-
-/* "file:NAME": development manifests only, from the configured folder */
-static ngx_int_t
-ngx_http_cms_extensions_file(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_http_cms_install_t *in)
-{
-    u_char                    *p;
-    size_t                     i, len;
-    ngx_http_cms_main_conf_t  *mcf;
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    if (mcf->ext_manifests.data == NULL) {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               "file: manifests are not "
-                                               "enabled on this server");
-    }
-
-    p = in->url.data + 5;
-    len = in->url.len - 5;
-
-    /* a plain file name: no folder, no way out of the folder */
-    for (i = 0; i < len; i++) {
-        if (!isalnum(p[i]) && p[i] != '.' && p[i] != '-' && p[i] != '_') {
-            break;
-        }
-    }
-
-    if (i != len || len > 128 || p[0] == '.') {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               "file: takes a plain file "
-                                               "name");
-    }
-
-    in->path.len = mcf->ext_manifests.len + 1 + len;
-    in->path.data = ngx_pnalloc(r->pool, in->path.len + 1);
-    in->text.data = ngx_pnalloc(r->pool, NGX_HTTP_CMS_MANIFEST_MAX + 1);
-
-    if (in->path.data == NULL || in->text.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_sprintf(in->path.data, "%V/%*s%Z", &mcf->ext_manifests, len, p);
-
-    /* a file read is I/O: the thread pool does it */
-    return ngx_http_cms_thread_run(r, ngx_http_cms_extensions_read, in,
-                                   ngx_http_cms_extensions_read_done);
-}
-
-
-/* in a pool thread: plain POSIX calls only */
-static void
-ngx_http_cms_extensions_read(void *data)
-{
-    ngx_http_cms_install_t *in = data;
-
-    int          fd;
-    size_t       got;
-    ssize_t      n;
-    struct stat  st;
-
-    in->read_rc = NGX_ERROR;
-
-    /* O_NONBLOCK: a FIFO must not hold the thread; only files are read */
-    fd = open((char *) in->path.data, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    if (fd == -1) {
-        return;
-    }
-
-    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return;
-    }
-
-    got = 0;
-
-    while (got <= NGX_HTTP_CMS_MANIFEST_MAX) {
-        n = read(fd, in->text.data + got, NGX_HTTP_CMS_MANIFEST_MAX + 1 - got);
-
-        if (n <= 0) {
-            break;
-        }
-
-        got += n;
-    }
-
-    close(fd);
-
-    in->text.len = got;
-    in->read_rc = (n == 0 && got <= NGX_HTTP_CMS_MANIFEST_MAX)
-                  ? NGX_OK : NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_cms_extensions_read_done(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, void *data)
-{
-    ngx_http_cms_install_t *in = data;
-
-    if (in->read_rc != NGX_OK) {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               in->read_rc == NGX_DECLINED
-                                               ? "the manifest is too large"
-                                               : "no such manifest");
-    }
-
-    return ngx_http_cms_extensions_manifest(r, ctx);
-}
-
-
-/* https://host/...: an allowed registry, fetched by an in-memory
-   subrequest through the internal fetch location */
-static ngx_int_t
-ngx_http_cms_extensions_fetch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_http_cms_install_t *in)
-{
-    u_char                       *host, *end;
-    ngx_str_t                    *reg, authority;
-    ngx_uint_t                    i;
-    ngx_http_request_t           *sr;
-    ngx_http_cms_main_conf_t     *mcf;
-    ngx_http_post_subrequest_t   *ps;
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    host = in->url.data + 8;
-    end = in->url.data + in->url.len;
-
-    authority.data = host;
-
-    while (host < end && *host != '/' && *host != '?' && *host != '#') {
-        if (*host == '@' || *host == '\\' || *host <= ' ' || *host >= 0x7f) {
-            return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                                   "the URL's host is not "
-                                                   "allowed");
-        }
-
-        host++;
-    }
-
-    authority.len = host - authority.data;
-    reg = mcf->ext_registries ? mcf->ext_registries->elts : NULL;
-
-    for (i = 0; reg && i < mcf->ext_registries->nelts; i++) {
-        if (reg[i].len == authority.len
-            && ngx_strncasecmp(reg[i].data, authority.data, authority.len)
-               == 0)
-        {
-            break;
-        }
-    }
-
-    if (reg == NULL || i == mcf->ext_registries->nelts) {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               "the URL's host is not an "
-                                               "allowed registry");
-    }
-
-    ctx->fetch_url = in->url;
-
-    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
-    if (ps == NULL) {
-        return NGX_ERROR;
-    }
-
-    ps->handler = ngx_http_cms_extensions_fetched;
-    ps->data = in;
-
-    if (ngx_http_subrequest(r, &mcf->ext_fetch, NULL, &sr, ps,
-                            NGX_HTTP_SUBREQUEST_IN_MEMORY
-                            | NGX_HTTP_SUBREQUEST_WAITED)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    /* the parent goes on when the subrequest is done */
-    r->write_event_handler = ngx_http_cms_extensions_resume;
-
-    return NGX_DONE;
-}
-
-
-/* the subrequest is done: keep what it got for the parent */
-static ngx_int_t
-ngx_http_cms_extensions_fetched(ngx_http_request_t *r, void *data,
-    ngx_int_t rc)
-{
-    ngx_http_cms_install_t *in = data;
-
-    in->read_rc = NGX_ERROR;
-
-    if (rc != NGX_OK) {
-        /*
-         * unreachable, timed out, or over subrequest_output_buffer_size:
-         * the install is answered with a 422, the client request lives on
-         */
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "cms: fetching a manifest failed");
-        return NGX_OK;
-    }
-
-    if (r->headers_out.status == NGX_HTTP_OK
-        && r->out && r->out->buf)
-    {
-        in->text.data = r->out->buf->pos;
-        in->text.len = r->out->buf->last - r->out->buf->pos;
-        in->read_rc = in->text.len <= NGX_HTTP_CMS_MANIFEST_MAX ? NGX_OK
-                                                                : NGX_DECLINED;
-
-    } else {
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "cms: fetching a manifest failed (status %ui)",
-                      r->headers_out.status);
-    }
-
-    return rc;
-}
-
-
-static void
-ngx_http_cms_extensions_resume(ngx_http_request_t *r)
-{
-    ngx_int_t                rc;
-    ngx_http_cms_ctx_t      *ctx;
-    ngx_http_cms_install_t  *in;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
-    in = ctx->data;
-
-    r->write_event_handler = ngx_http_request_empty_handler;
-
-    if (in->read_rc != NGX_OK) {
-        rc = ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                             in->read_rc == NGX_DECLINED
-                                             ? "the manifest is too large"
-                                             : "the manifest could not be "
-                                               "fetched");
-
-    } else {
-        rc = ngx_http_cms_extensions_manifest(r, ctx);
-    }
-
-    ngx_http_cms_finish(r, rc);
-}
-
-
-/* the manifest's text is in: parse, check the config, seal, store */
-static ngx_int_t
-ngx_http_cms_extensions_manifest(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx)
-{
-    u_char                  *p, *arena;
-    json_t                  *desc;
-    ngx_time_t              *tp;
-    ngx_int_t                rc;
-    ngx_str_t                args[12], secret, id, privs;
-    ngx_uint_t               i;
-    cms_manifest_t           m;
-    ngx_http_cms_install_t  *in;
-    u_char                   rnd[10], err[CMS_MANIFEST_ERR_SIZE];
-
-    in = ctx->data;
-
-    arena = ngx_palloc(r->pool, cms_manifest_arena_size(in->text.len));
-    if (arena == NULL) {
-        return NGX_ERROR;
-    }
-
-    if (cms_manifest_parse((char *) in->text.data, in->text.len, arena,
-                           cms_manifest_arena_size(in->text.len), &m,
-                           (char *) err, sizeof(err))
-        != 0)
-    {
-        p = ngx_pnalloc(r->pool, sizeof(err) + 16);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_sprintf(p, "manifest: %s%Z", err);
-
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               (char *) p);
-    }
-
-    desc = ngx_http_cms_extensions_describe(&m);
-    if (desc == NULL || ngx_http_cms_json_pool(r, desc) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    /* the id first: sealed secrets are bound to it */
-    id.data = ngx_pnalloc(r->pool, CMS_UUID_LEN);
-    if (id.data == NULL || ngx_http_cms_crypto_random(rnd, sizeof(rnd))
-                           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    tp = ngx_timeofday();
-    cms_uuid7_format((uint64_t) tp->sec * 1000 + tp->msec, rnd,
-                     (char *) id.data);
-    id.len = CMS_UUID_LEN;
-
-    rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
-                                        in->config, &id, 1, &args[9], NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (ngx_http_cms_crypto_mint_key(r, "sk_live_", &secret, &args[10],
-                                     &args[11])
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    privs.data = ngx_pnalloc(r->pool, m.nprivileges * 65 + 1);
-    if (privs.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    p = privs.data;
-
-    for (i = 0; i < m.nprivileges; i++) {
-        if (i) {
-            *p++ = ' ';
-        }
-
-        p = ngx_cpymem(p, m.privileges[i].data, m.privileges[i].len);
-    }
-
-    privs.len = p - privs.data;
-
-    args[0] = id;
-    args[1] = ctx->principal.facility_id;
-    args[2].data = (u_char *) m.name.data;
-    args[2].len = m.name.len;
-    args[3].data = (u_char *) m.version.data;
-    args[3].len = m.version.len;
-    args[4].data = (u_char *) m.category.data;
-    args[4].len = m.category.len;
-
-    if (ngx_http_cms_json_dump(r, desc, &args[5]) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    args[6].data = (u_char *) m.required_privilege.data;
-    args[6].len = m.required_privilege.len;
-    args[7] = privs;
-    args[8] = in->url;
-
-    /* the secret is answered once; only its hash goes to the database */
-    in->path = secret;
-
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_install_sql,
-                                 args, 12, ngx_http_cms_extensions_installed);
-}
-
-
-static ngx_int_t
-ngx_http_cms_extensions_installed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    json_t                  *json;
-    ngx_int_t                rc;
-    ngx_http_cms_install_t  *in;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-
-    if (rc == NGX_HTTP_CONFLICT) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_CONFLICT, "name",
-                                     "An extension of this name is "
-                                     "installed");
-    }
-
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    in = ctx->data;
-
-    json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
-    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    if (json_object_set_new(json, "api_key",
-                            json_stringn((char *) in->path.data,
-                                         in->path.len))
-        != 0)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_send_json(r, NGX_HTTP_CREATED, json);
-}
-
-
 /* config: PUT replaces the values; secrets given are replaced, others kept */
 
 static ngx_int_t
@@ -827,9 +302,10 @@ static ngx_int_t
 ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    json_t     *desc;
-    ngx_int_t   rc;
-    ngx_str_t   args[3], id;
+    json_t                            *desc;
+    ngx_int_t                          rc;
+    ngx_str_t                          args[3], id;
+    ngx_http_cms_extensions_values_t   vals;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -853,14 +329,19 @@ ngx_http_cms_extensions_config_found(ngx_http_request_t *r,
 
     ngx_memcpy(id.data, PQgetvalue(res, 0, 0), id.len);
 
-    rc = ngx_http_cms_extensions_values(r, json_object_get(desc, "config"),
-                                        ctx->body, &id, 0, &args[1],
-                                        &args[2]);
+    vals.fields = json_object_get(desc, "config");
+    vals.config = ctx->body;
+    vals.ext_id = &id;
+    vals.install = 0;
+
+    rc = ngx_http_cms_extensions_values(r, &vals);
     if (rc != NGX_OK) {
         return rc;
     }
 
     args[0] = id;
+    args[1] = vals.rows;
+    args[2] = vals.secrets;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_config_sql,
                                  args, 3,
@@ -899,12 +380,11 @@ ngx_http_cms_extensions_configured(ngx_http_request_t *r,
  * required fields: those with a default take it; at install a missing
  * required secret is an error, at update it keeps its stored value.
  */
-static ngx_int_t
-ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
-    json_t *config, ngx_str_t *ext_id, ngx_uint_t install, ngx_str_t *rows,
-    ngx_str_t *secrets)
+ngx_int_t
+ngx_http_cms_extensions_values(ngx_http_request_t *r,
+    ngx_http_cms_extensions_values_t *vals)
 {
-    json_t      *out, *row, *field, *v, *names;
+    json_t      *out, *names, *v;
     ngx_int_t    rc;
     const char  *name;
 
@@ -918,16 +398,43 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
         return NGX_ERROR;
     }
 
-    json_object_foreach(config, name, v) {
-        if (json_object_get(fields, name) == NULL) {
+    json_object_foreach(vals->config, name, v) {
+        if (json_object_get(vals->fields, name) == NULL) {
             return ngx_http_cms_extensions_invalid(r, name,
                                                    "not a configuration field "
                                                    "of this extension");
         }
     }
 
-    json_object_foreach(fields, name, field) {
-        v = config ? json_object_get(config, name) : NULL;
+    rc = ngx_http_cms_extensions_rows(r, vals, out, names);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ngx_http_cms_json_dump(r, out, &vals->rows) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (vals->install) {
+        return NGX_OK;
+    }
+
+    return ngx_http_cms_extensions_join(r, names, &vals->secrets);
+}
+
+
+/* a row in "out" for each field given or defaulted; the names of the
+   secrets among them in "names" */
+static ngx_int_t
+ngx_http_cms_extensions_rows(ngx_http_request_t *r,
+    ngx_http_cms_extensions_values_t *vals, json_t *out, json_t *names)
+{
+    json_t      *row, *field, *v;
+    ngx_int_t    rc;
+    const char  *name;
+
+    json_object_foreach(vals->fields, name, field) {
+        v = vals->config ? json_object_get(vals->config, name) : NULL;
 
         if (v == NULL || json_is_null(v)) {
             v = json_object_get(field, "default");
@@ -935,9 +442,10 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
 
         if (v == NULL) {
             if (json_is_true(json_object_get(field, "required"))
-                && (install || ngx_strcmp(json_string_value(
-                                              json_object_get(field, "type")),
-                                          "secret") != 0))
+                && (vals->install
+                    || ngx_strcmp(json_string_value(
+                                      json_object_get(field, "type")),
+                                  "secret") != 0))
             {
                 return ngx_http_cms_extensions_invalid(r, name,
                                                        "a required field has "
@@ -952,7 +460,8 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
             return NGX_ERROR;
         }
 
-        rc = ngx_http_cms_extensions_value(r, name, field, v, ext_id, row);
+        rc = ngx_http_cms_extensions_value(r, name, field, v, vals->ext_id,
+                                           row);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -964,27 +473,29 @@ ngx_http_cms_extensions_values(ngx_http_request_t *r, json_t *fields,
         }
     }
 
-    if (ngx_http_cms_json_dump(r, out, rows) != NGX_OK) {
+    return NGX_OK;
+}
+
+
+/* the names, space-separated: field names are [a-z0-9_] */
+static ngx_int_t
+ngx_http_cms_extensions_join(ngx_http_request_t *r, json_t *names,
+    ngx_str_t *out)
+{
+    size_t   i;
+    json_t  *v;
+
+    out->len = 0;
+    out->data = ngx_pnalloc(r->pool, 66 * json_array_size(names) + 1);
+
+    if (out->data == NULL) {
         return NGX_ERROR;
     }
 
-    if (secrets == NULL) {
-        return NGX_OK;
-    }
-
-    /* space-separated: field names are [a-z0-9_] */
-    secrets->len = 0;
-    secrets->data = ngx_pnalloc(r->pool, 66 * json_array_size(names) + 1);
-
-    if (secrets->data == NULL) {
-        return NGX_ERROR;
-    }
-
-    json_array_foreach(names, rc, v) {
-        secrets->len = ngx_sprintf(secrets->data + secrets->len, "%s%s",
-                                   secrets->len ? " " : "",
-                                   json_string_value(v))
-                       - secrets->data;
+    json_array_foreach(names, i, v) {
+        out->len = ngx_sprintf(out->data + out->len, "%s%s",
+                               out->len ? " " : "", json_string_value(v))
+                   - out->data;
     }
 
     return NGX_OK;
@@ -1023,24 +534,7 @@ ngx_http_cms_extensions_value(ngx_http_request_t *r, const char *name,
     }
 
     if (ngx_strcmp(type, "secret") != 0) {
-        if (json_is_string(v)) {
-            return json_object_set(row, "value", v) == 0 ? NGX_OK : NGX_ERROR;
-        }
-
-        /* numbers and booleans are kept as their JSON text */
-        p = (u_char *) json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        if (json_object_set_new(row, "value", json_string((char *) p)) != 0) {
-            free(p);
-            return NGX_ERROR;
-        }
-
-        free(p);
-
-        return NGX_OK;
+        return ngx_http_cms_extensions_plain(row, v);
     }
 
     plain.data = (u_char *) json_string_value(v);
@@ -1064,84 +558,32 @@ ngx_http_cms_extensions_value(ngx_http_request_t *r, const char *name,
 }
 
 
-/* a manifest default (string, number or boolean) as JSON */
-static json_t *
-ngx_http_cms_extensions_default(const cms_toml_node_t *def)
+/* a value stored in the clear: strings as they are, numbers and booleans
+   as their JSON text */
+static ngx_int_t
+ngx_http_cms_extensions_plain(json_t *row, json_t *v)
 {
-    switch (def->type) {
+    u_char  *p;
 
-    case CMS_TOML_STRING:
-        return json_stringn(def->str, def->str_len);
-
-    case CMS_TOML_INTEGER:
-        return json_integer(def->integer);
-
-    case CMS_TOML_FLOAT:
-        return json_real(def->number);
-
-    case CMS_TOML_BOOLEAN:
-        return json_boolean(def->boolean);
-
-    default:
-        return json_null();
+    if (json_is_string(v)) {
+        return json_object_set(row, "value", v) == 0 ? NGX_OK : NGX_ERROR;
     }
+
+    p = (u_char *) json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (json_object_set_new(row, "value", json_string((char *) p)) != 0) {
+        free(p);
+        return NGX_ERROR;
+    }
+
+    free(p);
+
+    return NGX_OK;
 }
 
-
-/* the parsed manifest as JSON, kept with the extension */
-static json_t *
-ngx_http_cms_extensions_describe(cms_manifest_t *m)
-{
-    json_t      *desc, *config, *f, *privs;
-    ngx_uint_t   i;
-
-    desc = json_object();
-    config = json_object();
-    privs = json_array();
-
-    if (desc == NULL || config == NULL || privs == NULL) {
-        json_decref(desc);
-        json_decref(config);
-        json_decref(privs);
-        return NULL;
-    }
-
-    json_object_set_new(desc, "name", json_stringn(m->name.data,
-                                                   m->name.len));
-    json_object_set_new(desc, "version", json_stringn(m->version.data,
-                                                      m->version.len));
-    json_object_set_new(desc, "category", json_stringn(m->category.data,
-                                                       m->category.len));
-    json_object_set_new(desc, "required_privilege",
-                        json_stringn(m->required_privilege.data,
-                                     m->required_privilege.len));
-
-    for (i = 0; i < m->nprivileges; i++) {
-        json_array_append_new(privs, json_stringn(m->privileges[i].data,
-                                                  m->privileges[i].len));
-    }
-
-    json_object_set_new(desc, "privileges", privs);
-
-    for (i = 0; i < m->nfields; i++) {
-        f = json_pack("{s:s, s:b}",
-                      "type", cms_manifest_type_name(m->fields[i].type),
-                      "required", m->fields[i].required);
-
-        if (f != NULL && m->fields[i].has_default && m->fields[i].def) {
-            json_object_set_new(f, "default",
-                                ngx_http_cms_extensions_default(
-                                    m->fields[i].def));
-        }
-
-        json_object_setn_new(config, m->fields[i].name.data,
-                             m->fields[i].name.len, f);
-    }
-
-    json_object_set_new(desc, "config", config);
-
-    return desc;
-}
 
 /* reload: running -> reloading until drain-complete or the grace ends */
 
@@ -1254,9 +696,7 @@ static ngx_int_t
 ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    json_t     *json;
-    ngx_int_t   rc;
-    ngx_str_t  *secret;
+    ngx_int_t  rc;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -1267,7 +707,16 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
-    secret = ctx->data;
+    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_OK, res, ctx->data);
+}
+
+
+/* the row's JSON object with "api_key": the secret, answered this once */
+ngx_int_t
+ngx_http_cms_extensions_send_key(ngx_http_request_t *r, ngx_uint_t status,
+    PGresult *res, ngx_str_t *secret)
+{
+    json_t  *json;
 
     json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK
@@ -1279,109 +728,12 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
-}
-
-
-/* UI token: a user session holding the manifest's required privilege */
-
-static ngx_int_t
-ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx)
-{
-    ngx_int_t  rc;
-    ngx_str_t  args[3];
-
-    rc = ngx_http_cms_extensions_name(r, ctx);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    args[0] = ctx->principal.user_id;
-    args[1] = ctx->params[0];
-
-    rc = ngx_http_cms_query_arg(r, "facility_id", CMS_UUID_LEN, &args[2]);
-
-    if (rc != NGX_OK && rc != NGX_DECLINED) {
-        return rc;
-    }
-
-    if (rc == NGX_OK && !cms_uuid_valid((char *) args[2].data, args[2].len)) {
-        return ngx_http_cms_extensions_invalid(r, "facility_id",
-                                               "facility_id must be a uuid");
-    }
-
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_ui_sql, args, 3,
-                                 ngx_http_cms_extensions_ui_found);
-}
-
-
-static ngx_int_t
-ngx_http_cms_extensions_ui_found(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    u_char                    *p, payload[512];
-    size_t                     len, plen;
-    time_t                     now;
-    ngx_int_t                  rc;
-    ngx_str_t                  body;
-    ngx_http_cms_main_conf_t  *mcf;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    if (PQntuples(res) > 1) {
-        return ngx_http_cms_extensions_invalid(r, "facility_id",
-                                               "the extension is installed in "
-                                               "several of your facilities: "
-                                               "name one with ?facility_id=");
-    }
-
-    if (PQgetvalue(res, 0, 2)[0] != 't') {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL,
-                                     "You lack the privilege this "
-                                     "extension's view requires");
-    }
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-    now = ngx_time();
-
-    plen = ngx_snprintf(payload, sizeof(payload),
-                        "{\"sub\":\"%V\",\"ext\":\"%s\",\"fac\":\"%s\","
-                        "\"aud\":\"extension-ui\",\"iat\":%T,\"exp\":%T}",
-                        &ctx->principal.user_id, PQgetvalue(res, 0, 0),
-                        PQgetvalue(res, 0, 1), now, now + mcf->ui_token_ttl)
-           - payload;
-
-    body.data = ngx_pnalloc(r->pool, CMS_JWT_MAX_LEN + 64);
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_cpymem(body.data, "{\"token\":\"", 10);
-
-    /* signed with its own key: a UI token is never a session */
-    len = cms_jwt_sign(mcf->ui_key, (char *) payload, plen, (char *) p,
-                       CMS_JWT_MAX_LEN);
-    if (len == 0) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_sprintf(p + len, "\",\"expires_in\":%T}", mcf->ui_token_ttl);
-    body.len = p - body.data;
-
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_cms_send_json(r, status, json);
 }
 
 
 /* the :name of the path: an extension name, else not found */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_extensions_name(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     size_t      i;
@@ -1405,7 +757,7 @@ ngx_http_cms_extensions_name(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
 
 /* 422 validation_error naming the field */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_extensions_invalid(ngx_http_request_t *r, const char *param,
     const char *message)
 {

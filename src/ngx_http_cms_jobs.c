@@ -18,17 +18,26 @@
 #define NGX_HTTP_CMS_RELAY_BATCH       NGX_HTTP_CMS_REDIS_MAX_PIPELINE
 
 
-/* a relayed batch's event ids, between XADD and the mark */
+/* a batch: one Redis command a row, then the rows' ids for the mark */
 typedef struct {
+    ngx_pool_t                 *pool;        /* the job's, holding all */
+    ngx_http_cms_redis_cmds_t  *cmds;
     ngx_str_t                   ids;         /* "{id,id,...}" */
     ngx_uint_t                  n;
-} ngx_http_cms_relay_t;
+} ngx_http_cms_jobs_batch_t;
+
+
+/* appends the command for one row of a batch */
+typedef ngx_int_t (*ngx_http_cms_jobs_row_pt)(ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, PGresult *res, int row);
 
 
 static void ngx_http_cms_jobs_purge(ngx_event_t *ev);
 static void ngx_http_cms_jobs_purged(void *data, PGresult *res);
 static void ngx_http_cms_jobs_relay(ngx_event_t *ev);
 static void ngx_http_cms_jobs_claimed(void *data, PGresult *res);
+static ngx_http_cms_jobs_batch_t *ngx_http_cms_jobs_batch(PGresult *res,
+    ngx_http_cms_jobs_row_pt append);
 static ngx_int_t ngx_http_cms_jobs_xadd(ngx_pool_t *pool,
     ngx_http_cms_redis_cmds_t *cmds, PGresult *res, int row);
 static void ngx_http_cms_jobs_added(void *data, redisReply **replies,
@@ -36,8 +45,11 @@ static void ngx_http_cms_jobs_added(void *data, redisReply **replies,
 static void ngx_http_cms_jobs_marked(void *data, PGresult *res);
 static void ngx_http_cms_jobs_again(ngx_uint_t more);
 static void ngx_http_cms_jobs_release(PGresult *res, int rows);
+static u_char *ngx_http_cms_jobs_ids(u_char *p, PGresult *res, int rows);
 static void ngx_http_cms_jobs_ext_tick(ngx_event_t *ev);
 static void ngx_http_cms_jobs_ext_ticked(void *data, PGresult *res);
+static ngx_int_t ngx_http_cms_jobs_xgroup(ngx_pool_t *pool,
+    ngx_http_cms_redis_cmds_t *cmds, PGresult *res, int row);
 static void ngx_http_cms_jobs_ext_grouped(void *data, redisReply **replies,
     ngx_uint_t n);
 static void ngx_http_cms_jobs_ext_done(void *data, PGresult *res);
@@ -198,63 +210,81 @@ ngx_http_cms_jobs_relay(ngx_event_t *ev)
 static void
 ngx_http_cms_jobs_claimed(void *data, PGresult *res)
 {
+    ngx_http_cms_jobs_batch_t  *relay;
+
+    relay = ngx_http_cms_jobs_batch(res, ngx_http_cms_jobs_xadd);
+    if (relay == NULL) {
+        ngx_http_cms_jobs_again(0);
+        return;
+    }
+
+    /*
+     * Redis cannot be asked now: hand the batch back before giving up
+     * (the relay went with the pool, so the rows are counted again)
+     */
+    if (ngx_http_cms_redis_job(relay->pool, relay->cmds,
+                               ngx_http_cms_jobs_added, relay)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_release(res, PQntuples(res));
+    }
+}
+
+
+/*
+ * A batch in a pool of its own: append's command for each row of res and
+ * the rows' ids (column 0) as a PostgreSQL array.  NULL when the query
+ * failed, found nothing, or memory ran out (the pool is gone then).
+ */
+static ngx_http_cms_jobs_batch_t *
+ngx_http_cms_jobs_batch(PGresult *res, ngx_http_cms_jobs_row_pt append)
+{
     int                         i, rows;
     u_char                     *p;
     ngx_pool_t                 *pool;
-    ngx_http_cms_relay_t       *relay;
+    ngx_http_cms_jobs_batch_t  *batch;
     ngx_http_cms_redis_cmds_t  *cmds;
 
     if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
         || PQntuples(res) == 0)
     {
-        ngx_http_cms_jobs_again(0);
-        return;
+        return NULL;
     }
 
     rows = PQntuples(res);
 
     pool = ngx_create_pool(4096, ngx_cycle->log);
     if (pool == NULL) {
-        ngx_http_cms_jobs_again(0);
-        return;
+        return NULL;
     }
 
     cmds = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_cmds_t));
-    relay = ngx_pcalloc(pool, sizeof(ngx_http_cms_relay_t));
+    batch = ngx_pcalloc(pool, sizeof(ngx_http_cms_jobs_batch_t));
     p = ngx_pnalloc(pool, rows * 37 + 2);
 
-    if (cmds == NULL || relay == NULL || p == NULL) {
+    if (cmds == NULL || batch == NULL || p == NULL) {
         goto failed;
     }
 
-    relay->ids.data = p;
-    *p++ = '{';
-
     for (i = 0; i < rows; i++) {
-        if (ngx_http_cms_jobs_xadd(pool, cmds, res, i) != NGX_OK) {
+        if (append(pool, cmds, res, i) != NGX_OK) {
             goto failed;
         }
-
-        p = ngx_cpymem(p, PQgetvalue(res, i, 0), PQgetlength(res, i, 0));
-        *p++ = (i + 1 < rows) ? ',' : '}';
     }
 
-    relay->ids.len = p - relay->ids.data;
-    relay->n = rows;
+    batch->pool = pool;
+    batch->cmds = cmds;
+    batch->ids.data = p;
+    batch->ids.len = ngx_http_cms_jobs_ids(p, res, rows) - p;
+    batch->n = rows;
 
-    /* Redis cannot be asked now: hand the batch back before giving up */
-    if (ngx_http_cms_redis_job(pool, cmds, ngx_http_cms_jobs_added, relay)
-        != NGX_OK)
-    {
-        ngx_http_cms_jobs_release(res, rows);
-    }
-
-    return;
+    return batch;
 
 failed:
 
     ngx_destroy_pool(pool);
-    ngx_http_cms_jobs_again(0);
+
+    return NULL;
 }
 
 
@@ -296,7 +326,7 @@ ngx_http_cms_jobs_xadd(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
 static void
 ngx_http_cms_jobs_added(void *data, redisReply **replies, ngx_uint_t n)
 {
-    ngx_http_cms_relay_t *relay = data;
+    ngx_http_cms_jobs_batch_t *relay = data;
 
     ngx_uint_t  i;
 
@@ -355,21 +385,13 @@ ngx_http_cms_jobs_marked(void *data, PGresult *res)
 static void
 ngx_http_cms_jobs_release(PGresult *res, int rows)
 {
-    int         i;
-    u_char      buf[NGX_HTTP_CMS_RELAY_BATCH * 37 + 2], *p;
+    u_char      buf[NGX_HTTP_CMS_RELAY_BATCH * 37 + 2];
     ngx_str_t   ids;
 
-    p = buf;
-    *p++ = '{';
-
-    for (i = 0; i < rows && i < NGX_HTTP_CMS_RELAY_BATCH; i++) {
-        p = ngx_cpymem(p, PQgetvalue(res, i, 0),
-                       ngx_min(PQgetlength(res, i, 0), 36));
-        *p++ = (i + 1 < rows) ? ',' : '}';
-    }
-
     ids.data = buf;
-    ids.len = p - buf;
+    ids.len = ngx_http_cms_jobs_ids(buf, res,
+                                    ngx_min(rows, NGX_HTTP_CMS_RELAY_BATCH))
+              - buf;
 
     if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_release_sql, &ids, 1,
                             ngx_http_cms_jobs_marked, (void *) 0)
@@ -377,6 +399,27 @@ ngx_http_cms_jobs_release(PGresult *res, int rows)
     {
         ngx_http_cms_jobs_again(0);
     }
+}
+
+
+/*
+ * "{id,id,...}" at p from column 0 of the first rows rows, uuids (each cut
+ * to 36 bytes, so rows * 37 + 2 bytes always do); returns the end.
+ */
+static u_char *
+ngx_http_cms_jobs_ids(u_char *p, PGresult *res, int rows)
+{
+    int  i;
+
+    *p++ = '{';
+
+    for (i = 0; i < rows; i++) {
+        p = ngx_cpymem(p, PQgetvalue(res, i, 0),
+                       ngx_min(PQgetlength(res, i, 0), 36));
+        *p++ = (i + 1 < rows) ? ',' : '}';
+    }
+
+    return p;
 }
 
 
@@ -416,88 +459,54 @@ ngx_http_cms_jobs_ext_tick(ngx_event_t *ev)
 static void
 ngx_http_cms_jobs_ext_ticked(void *data, PGresult *res)
 {
-    int                         i, rows;
-    u_char                     *p, *key, *group;
-    size_t                      len[7];
-    ngx_pool_t                 *pool;
-    const char                 *argv[7];
-    ngx_http_cms_relay_t       *ids;
-    ngx_http_cms_redis_cmds_t  *cmds;
+    ngx_http_cms_jobs_batch_t  *ids;
 
-    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
-        || PQntuples(res) == 0)
-    {
-        ngx_http_cms_jobs_ext_done(NULL, NULL);
-        return;
-    }
+    ids = ngx_http_cms_jobs_batch(res, ngx_http_cms_jobs_xgroup);
 
-    rows = PQntuples(res);
-
-    pool = ngx_create_pool(4096, ngx_cycle->log);
-    if (pool == NULL) {
-        ngx_http_cms_jobs_ext_done(NULL, NULL);
-        return;
-    }
-
-    cmds = ngx_pcalloc(pool, sizeof(ngx_http_cms_redis_cmds_t));
-    ids = ngx_pcalloc(pool, sizeof(ngx_http_cms_relay_t));
-    p = ngx_pnalloc(pool, rows * 37 + 2);
-
-    if (cmds == NULL || ids == NULL || p == NULL) {
-        goto failed;
-    }
-
-    ids->ids.data = p;
-    *p++ = '{';
-
-    for (i = 0; i < rows; i++) {
-        key = ngx_pnalloc(pool, 128);
-        group = ngx_pnalloc(pool, 80);
-
-        if (key == NULL || group == NULL) {
-            goto failed;
-        }
-
-        argv[0] = "XGROUP";   len[0] = 6;
-        argv[1] = "CREATE";   len[1] = 6;
-        argv[2] = (char *) key;
-        len[2] = ngx_sprintf(key, "cms:events:{%s}:live",
-                             PQgetvalue(res, i, 1)) - key;
-        argv[3] = (char *) group;
-        len[3] = ngx_sprintf(group, "ext:%s", PQgetvalue(res, i, 2)) - group;
-        argv[4] = "$";        len[4] = 1;
-        argv[5] = "MKSTREAM"; len[5] = 8;
-
-        if (ngx_http_cms_redis_append(pool, cmds, 6, argv, len) != NGX_OK) {
-            goto failed;
-        }
-
-        p = ngx_cpymem(p, PQgetvalue(res, i, 0), PQgetlength(res, i, 0));
-        *p++ = (i + 1 < rows) ? ',' : '}';
-    }
-
-    ids->ids.len = p - ids->ids.data;
-    ids->n = rows;
-
-    if (ngx_http_cms_redis_job(pool, cmds, ngx_http_cms_jobs_ext_grouped, ids)
-        != NGX_OK)
+    if (ids == NULL
+        || ngx_http_cms_redis_job(ids->pool, ids->cmds,
+                                  ngx_http_cms_jobs_ext_grouped, ids)
+           != NGX_OK)
     {
         ngx_http_cms_jobs_ext_done(NULL, NULL);
     }
+}
 
-    return;
 
-failed:
+/* XGROUP CREATE cms:events:{<facility>}:live ext:<name> $ MKSTREAM */
+static ngx_int_t
+ngx_http_cms_jobs_xgroup(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
+    PGresult *res, int row)
+{
+    u_char      *key, *group;
+    size_t       len[6];
+    const char  *argv[6];
 
-    ngx_destroy_pool(pool);
-    ngx_http_cms_jobs_ext_done(NULL, NULL);
+    key = ngx_pnalloc(pool, 128);
+    group = ngx_pnalloc(pool, 80);
+
+    if (key == NULL || group == NULL) {
+        return NGX_ERROR;
+    }
+
+    argv[0] = "XGROUP";   len[0] = 6;
+    argv[1] = "CREATE";   len[1] = 6;
+    argv[2] = (char *) key;
+    len[2] = ngx_sprintf(key, "cms:events:{%s}:live",
+                         PQgetvalue(res, row, 1)) - key;
+    argv[3] = (char *) group;
+    len[3] = ngx_sprintf(group, "ext:%s", PQgetvalue(res, row, 2)) - group;
+    argv[4] = "$";        len[4] = 1;
+    argv[5] = "MKSTREAM"; len[5] = 8;
+
+    return ngx_http_cms_redis_append(pool, cmds, 6, argv, len);
 }
 
 
 static void
 ngx_http_cms_jobs_ext_grouped(void *data, redisReply **replies, ngx_uint_t n)
 {
-    ngx_http_cms_relay_t *ids = data;
+    ngx_http_cms_jobs_batch_t *ids = data;
 
     ngx_uint_t  i;
 
