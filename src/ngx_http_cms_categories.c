@@ -1,7 +1,10 @@
 
 /*
- * Categories: /v1/api/categories (secret key) and the studio mirrors under
- * /v1/workspaces/{id}/categories (session); one handler each for both.
+ * Categories: /v1/api/categories (secret key) and their studio mirrors
+ * under /v1/workspaces/{id}/categories (session); one handler each for
+ * both.  Input through one field table (cms_fields), answers written from
+ * columns (the list unpaginated as the spec says, bounded at
+ * NGX_HTTP_CMS_CATEGORIES_MAX rows).
  */
 
 
@@ -11,15 +14,19 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
+#include "ngx_http_cms_list.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
+#include "cms_fields.h"
 #include "cms_validate.h"
+#include "cms_text.h"
 #include "cms_uuid.h"
 
 
 #define NGX_HTTP_CMS_CATEGORY_ARGS     9
+#define NGX_HTTP_CMS_CATEGORIES_MAX    "1000"
 
 
 static ngx_int_t ngx_http_cms_categories_list(ngx_http_request_t *r,
@@ -41,23 +48,73 @@ static ngx_int_t ngx_http_cms_categories_got(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_categories_deleted(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_categories_read(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_uint_t create, ngx_str_t *args);
+    ngx_http_cms_ctx_t *ctx, int mode, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_categories_id(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 
 
-/*
- * $1 workspace, $2 name, $3 slug, $4 description, $5 accent_color,
- * $6 image_url, $7 locale, $8 display_order, $9 id (updates); a NULL
- * keeps the default or the current value.
- */
+/* what every statement returns: the columns of ngx_http_cms_category */
+#define NGX_HTTP_CMS_CATEGORY_COLUMNS                                        \
+    " c.id, c.name, c.slug, c.description, c.accent_color, c.image_url,"     \
+    " c.locale, c.display_order, cms_ts(c.created_at), cms_ts(c.updated_at)"
+
+static const ngx_http_cms_col_t  ngx_http_cms_category_cols[] = {
+    { "id", 0, NGX_HTTP_CMS_COL_STRING },
+    { "name", 1, NGX_HTTP_CMS_COL_STRING },
+    { "slug", 2, NGX_HTTP_CMS_COL_STRING },
+    { "description", 3, NGX_HTTP_CMS_COL_STRING },
+    { "accent_color", 4, NGX_HTTP_CMS_COL_STRING },
+    { "image_url", 5, NGX_HTTP_CMS_COL_STRING },
+    { "locale", 6, NGX_HTTP_CMS_COL_STRING },
+    { "display_order", 7, NGX_HTTP_CMS_COL_NUMBER },
+    { "created_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 9, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_category = {
+    "category", "categories", ngx_http_cms_category_cols,
+    sizeof(ngx_http_cms_category_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+
+/* the body: $2 name .. $8 display_order ($1 the workspace, $9 the id) */
+static const char *const  ngx_http_cms_category_ignored[] = {
+    "id", "created_at", "updated_at", NULL
+};
+
+static const cms_field_t  ngx_http_cms_category_fields[] = {
+    { "name", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 2,
+      NGX_HTTP_CMS_ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL },
+    { "slug", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 3,
+      0, NGX_HTTP_CMS_ERR_INVALID_SLUG, 0, 1000, NULL, cms_slug_valid },
+    { "description", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 4,
+      0, 0, 0, 5000, NULL, NULL },
+    { "accent_color", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 5,
+      0, 0, 0, 7, NULL, cms_color_valid },
+    { "image_url", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 6,
+      0, 0, 0, 2048, NULL, NULL },
+    { "locale", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 7,
+      0, 0, 0, 35, NULL, cms_locale_valid },
+    { "display_order", CMS_FIELD_INTEGER, CMS_FIELD_NULLABLE, 8,
+      0, 0, -1000000, 1000000, NULL, NULL },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_category_input = {
+    ngx_http_cms_category_fields, ngx_http_cms_category_ignored,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_FIELD
+};
+
+
+/* a NULL keeps the default (insert) or the current value (update) */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_categories_insert_sql =
     ngx_http_cms_pg_stmt(
         "INSERT INTO categories AS c (workspace_id, name, slug, description,"
         " accent_color, image_url, locale, display_order)"
         " VALUES ($1, $2, $3, coalesce($4, ''), coalesce($5, '#8b5cf6'),"
         "  coalesce($6, ''), coalesce($7, 'en'), coalesce($8::integer, 0))"
-        " RETURNING cms_category_json(c)::text",
+        " RETURNING" NGX_HTTP_CMS_CATEGORY_COLUMNS,
         8);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_categories_update_sql =
@@ -71,19 +128,20 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_categories_update_sql =
         " display_order = coalesce($8::integer, display_order),"
         " updated_at = now()"
         " WHERE c.workspace_id = $1 AND c.id = $9"
-        " RETURNING cms_category_json(c)::text",
+        " RETURNING" NGX_HTTP_CMS_CATEGORY_COLUMNS,
         9);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_categories_list_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT coalesce(json_agg(cms_category_json(c)"
-        "  ORDER BY c.display_order, c.name, c.id), '[]')::text"
-        " FROM categories c WHERE c.workspace_id = $1",
+        "SELECT" NGX_HTTP_CMS_CATEGORY_COLUMNS
+        " FROM categories c WHERE c.workspace_id = $1"
+        " ORDER BY c.display_order, c.name, c.id"
+        " LIMIT " NGX_HTTP_CMS_CATEGORIES_MAX,
         1);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_categories_get_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_category_json(c)::text FROM categories c"
+        "SELECT" NGX_HTTP_CMS_CATEGORY_COLUMNS " FROM categories c"
         " WHERE c.workspace_id = $1 AND c.id = $2",
         2);
 
@@ -149,7 +207,7 @@ ngx_http_cms_categories_listed(ngx_http_request_t *r,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "categories", res);
+    return ngx_http_cms_list_send_all(r, &ngx_http_cms_category, res);
 }
 
 
@@ -159,7 +217,7 @@ ngx_http_cms_categories_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[NGX_HTTP_CMS_CATEGORY_ARGS];
 
-    rc = ngx_http_cms_categories_read(r, ctx, 1, args);
+    rc = ngx_http_cms_categories_read(r, ctx, CMS_FIELDS_CREATE, args);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -180,7 +238,8 @@ ngx_http_cms_categories_created(ngx_http_request_t *r,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_CREATED, "category", res);
+    return ngx_http_cms_send_row(r, NGX_HTTP_CREATED, &ngx_http_cms_category,
+                                 res);
 }
 
 
@@ -211,7 +270,7 @@ ngx_http_cms_categories_update(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
-    rc = ngx_http_cms_categories_read(r, ctx, 0, args);
+    rc = ngx_http_cms_categories_read(r, ctx, CMS_FIELDS_PATCH, args);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -234,7 +293,7 @@ ngx_http_cms_categories_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "category", res);
+    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_category, res);
 }
 
 
@@ -290,85 +349,21 @@ ngx_http_cms_categories_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* the body into statement arguments $1..$8 (args[0..7]) */
-/* long: one check per category field, in order */
+/* the body into $1..$8 (args[0..7]); a new category's slug from its name */
 static ngx_int_t
 ngx_http_cms_categories_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_uint_t create, ngx_str_t *args)
+    int mode, ngx_str_t *args)
 {
-    u_char      *p;
-    json_t      *order;
-    ngx_int_t    rc;
-    ngx_uint_t   i;
-
-    static const char  *fields[] = { "name", "slug", "description",
-                                     "accent_color", "image_url", "locale",
-                                     "display_order", NULL };
-    static const char  *ignored[] = { "id", "created_at", "updated_at",
-                                      NULL };
-    static const char  *strings[] = { "name", "slug", "description",
-                                      "accent_color", "image_url", "locale" };
-    static size_t       max[] = { 200, 1000, 5000, 7, 2048, 35 };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, ignored);
-    if (rc != NGX_OK) {
-        return rc;
-    }
+    ngx_int_t  rc;
 
     args[0] = ctx->principal.workspace_id;
 
-    for (i = 0; i < 6; i++) {
-        rc = ngx_http_cms_json_string(r, ctx->body, strings[i],
-                                      (i == 0 && create)
-                                      ? NGX_HTTP_CMS_ERR_NAME_REQUIRED : 0,
-                                      max[i], &args[i + 1]);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-    }
-
-    if (args[1].data != NULL && args[1].len == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NAME_REQUIRED, "name");
-    }
-
-    rc = ngx_http_cms_json_slug(r, &args[2], create ? &args[1] : NULL);
+    rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_category_input,
+                                mode, args, 8);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    if (args[4].data != NULL && !cms_color_valid((char *) args[4].data,
-                                                 args[4].len))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                 "accent_color");
-    }
-
-    if (args[6].data != NULL && !cms_locale_valid((char *) args[6].data,
-                                                  args[6].len))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "locale");
-    }
-
-    ngx_str_null(&args[7]);
-    order = json_object_get(ctx->body, "display_order");
-
-    if (order != NULL && !json_is_null(order)) {
-        if (!json_is_integer(order) || json_integer_value(order) < -1000000
-            || json_integer_value(order) > 1000000)
-        {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                     "display_order");
-        }
-
-        p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        args[7].data = p;
-        args[7].len = ngx_sprintf(p, "%L", (int64_t) json_integer_value(order))
-                      - p;
-    }
-
-    return NGX_OK;
+    return ngx_http_cms_json_slug(r, &args[2], mode == CMS_FIELDS_CREATE
+                                               ? &args[1] : NULL);
 }

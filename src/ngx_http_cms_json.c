@@ -11,6 +11,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "cms_json_scan.h"
+#include "cms_fields.h"
 #include "cms_text.h"
 
 
@@ -383,4 +384,67 @@ ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
     *p++ = '}';
 
     return p;
+}
+
+
+ngx_int_t
+ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
+    const cms_fields_t *t, int mode, ngx_str_t *args, ngx_uint_t nargs)
+{
+    int                  rc;
+    u_char              *msg;
+    size_t               len;
+    ngx_uint_t           i;
+    cms_fields_out_t     out;
+    cms_fields_param_t   params[NGX_HTTP_CMS_JSON_MAX_ARGS];
+
+    if (nargs > NGX_HTTP_CMS_JSON_MAX_ARGS) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < nargs; i++) {
+        params[i].p = (const char *) args[i].data;
+        params[i].len = args[i].len;
+    }
+
+    out.params = params;
+    out.nparams = nargs;
+    out.size = cms_fields_space(t);
+    out.buf = ngx_pnalloc(r->pool, out.size + 1);
+
+    if (out.buf == NULL) {
+        return NGX_ERROR;
+    }
+
+    rc = cms_fields_read(t, body, mode, &out);
+
+    if (rc == CMS_FIELDS_ERROR) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: a field table is wrong: %s", out.err.message);
+        return NGX_ERROR;
+    }
+
+    if (rc == CMS_FIELDS_REFUSED) {
+        /* the message lives in "out": the error outlives it */
+        len = ngx_strlen(out.err.message) + 1;
+        msg = ngx_pnalloc(r->pool, len);
+        if (msg == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(msg, out.err.message, len);
+
+        return ngx_http_cms_fail_msg(r, out.err.code, out.err.param,
+                                     (char *) msg);
+    }
+
+    for (i = 0; i < nargs; i++) {
+        /* "set null" reaches SQL as NULL: every column read so far keeps
+           its value then (coalesce) */
+        args[i].data = CMS_FIELDS_IS_NULL(params[i]) ? NULL
+                                                     : (u_char *) params[i].p;
+        args[i].len = args[i].data ? params[i].len : 0;
+    }
+
+    return NGX_OK;
 }

@@ -14,6 +14,11 @@
 #include <ngx_http.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include "cms_fields.h"
+
+
+/* the most statement parameters a field table may fill */
+#define NGX_HTTP_CMS_JSON_MAX_ARGS  32
 
 
 /* how a result column is written by ngx_http_cms_json_row() */
@@ -115,6 +120,19 @@ ngx_int_t ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
  */
 ngx_int_t ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
     ngx_str_t *from);
+
+
+/*
+ * Reads the request body against the field table "t" (cms_fields.h) in
+ * "mode" (CMS_FIELDS_CREATE or CMS_FIELDS_PATCH) into the statement
+ * arguments args[0 .. nargs) ($1 ..): a field's value, or data NULL when
+ * it is absent or set to null; slots the table does not name keep what
+ * the caller put there.  Values live as long as the request.  Returns
+ * NGX_OK, the spec's error recorded (the table's code, the field as param,
+ * a message naming it), or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
+    const cms_fields_t *t, int mode, ngx_str_t *args, ngx_uint_t nargs);
 
 
 #endif /* _NGX_HTTP_CMS_JSON_H_INCLUDED_ */
