@@ -6,16 +6,12 @@
  */
 
 
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cms_toml.h"
 #include "cms_toml_int.h"
-
-
-static size_t cms_toml_utf8_len(const unsigned char *p,
-    const unsigned char *end);
+#include "cms_validate.h"
 
 
 /*
@@ -37,7 +33,7 @@ cms_toml_check_text(cms_toml_ctx_t *ctx)
     while (p < end) {
 
         if (*p >= 0x80) {
-            n = cms_toml_utf8_len(p, end);
+            n = cms_utf8_len(p, (size_t) (end - p));
             if (n == 0) {
                 return cms_toml_fail(ctx, (const char *) p, "invalid UTF-8");
             }
@@ -65,52 +61,6 @@ cms_toml_check_text(cms_toml_ctx_t *ctx)
     }
 
     return 0;
-}
-
-
-/* length of the valid UTF-8 sequence at p (lead byte >= 0x80), else 0 */
-
-static size_t
-cms_toml_utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    size_t    n, i;
-    uint32_t  c, min;
-
-    if (*p >= 0xc2 && *p <= 0xdf) {
-        n = 2;
-        min = 0x80;
-
-    } else if (*p >= 0xe0 && *p <= 0xef) {
-        n = 3;
-        min = 0x800;
-
-    } else if (*p >= 0xf0 && *p <= 0xf4) {
-        n = 4;
-        min = 0x10000;
-
-    } else {
-        return 0;
-    }
-
-    if ((size_t) (end - p) < n) {
-        return 0;
-    }
-
-    c = *p & (0x7f >> n);      /* the payload bits of the lead byte */
-
-    for (i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-
-        c = (c << 6) | (p[i] & 0x3f);
-    }
-
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
-        return 0;
-    }
-
-    return n;
 }
 
 
