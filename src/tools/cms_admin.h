@@ -141,6 +141,8 @@ PGresult *cms_admin_pg_run(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
     const char *const *params);
 int cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
     const char *const *params, char *out, size_t size);
+int cms_admin_pg_print_id(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params);
 int cms_admin_check_uuid(const char *what, const char *s);
 int cms_admin_check_text(const char *what, const char *s, size_t min,
     size_t max);

@@ -153,8 +153,6 @@ static const char *const  cms_admin_ext_privileges[] = {
 int
 cms_admin_facility_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     const char  *params[1];
 
     if (cms_admin_check_printable("name", a->name, 1, 200) != 0) {
@@ -163,17 +161,7 @@ cms_admin_facility_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 
     params[0] = a->name;
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_facility_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("facility create: no id returned")
-                       : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_facility_insert, params);
 }
 
 
@@ -187,8 +175,6 @@ cms_admin_facility_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     char         privileges[CMS_ADMIN_NAME_LIST_LEN];
     const char  *params[7], *status, *category, *required;
 
@@ -225,17 +211,7 @@ cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[5] = required;
     params[6] = privileges;
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_extension_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("extension create: no id returned")
-                       : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_extension_insert, params);
 }
 
 
@@ -344,8 +320,6 @@ cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     const char  *params[5];
 
     if (cms_admin_check_uuid("facility", a->facility) != 0
@@ -364,17 +338,7 @@ cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[3] = a->amount;
     params[4] = a->currency;
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_invoice_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("invoice create: no id returned")
-                       : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_invoice_insert, params);
 }
 
 

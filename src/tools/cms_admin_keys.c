@@ -31,6 +31,7 @@ static int cms_admin_parse_ttl(const char *s, long *ttl);
 static int cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id,
     long ttl);
 static int cms_admin_scopes(const char *list, char *out, size_t size);
+static int cms_admin_scope_check(const char *p, size_t n, unsigned *seen);
 static int cms_admin_scope_index(const char *s, size_t n);
 
 
@@ -296,7 +297,6 @@ cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id, long ttl)
 static int
 cms_admin_scopes(const char *list, char *out, size_t size)
 {
-    int          i;
     size_t       n, used;
     unsigned     seen;
     const char  *p, *e;
@@ -314,20 +314,9 @@ cms_admin_scopes(const char *list, char *out, size_t size)
         e = strchr(p, ',');
         n = e ? (size_t) (e - p) : strlen(p);
 
-        i = cms_admin_scope_index(p, n);
-
-        if (i < 0) {
-            return cms_admin_error("--scopes: \"%.*s\" is not RESOURCE:read "
-                                   "or RESOURCE:write (see cms-admin help)",
-                                   (int) n, p);
+        if (cms_admin_scope_check(p, n, &seen) != 0) {
+            return -1;
         }
-
-        if (seen & (1u << i)) {
-            return cms_admin_error("--scopes: \"%.*s\" is listed twice",
-                                   (int) n, p);
-        }
-
-        seen |= 1u << i;
 
         /* cannot fail for distinct scopes; checked all the same */
 
@@ -345,6 +334,32 @@ cms_admin_scopes(const char *list, char *out, size_t size)
     }
 
     out[used] = '\0';
+
+    return 0;
+}
+
+
+/* the scope p[0 .. n): known, and not in seen, where it is added */
+
+static int
+cms_admin_scope_check(const char *p, size_t n, unsigned *seen)
+{
+    int  i;
+
+    i = cms_admin_scope_index(p, n);
+
+    if (i < 0) {
+        return cms_admin_error("--scopes: \"%.*s\" is not RESOURCE:read "
+                               "or RESOURCE:write (see cms-admin help)",
+                               (int) n, p);
+    }
+
+    if (*seen & (1u << i)) {
+        return cms_admin_error("--scopes: \"%.*s\" is listed twice",
+                               (int) n, p);
+    }
+
+    *seen |= 1u << i;
 
     return 0;
 }
