@@ -54,6 +54,8 @@ static int cms_manifest_match(const cms_toml_node_t *v,
     const cms_manifest_string_t *spec);
 static int cms_manifest_privileges(cms_manifest_ctx_t *ctx,
     const cms_toml_node_t *ext, cms_manifest_t *m);
+static int cms_manifest_privilege(cms_manifest_ctx_t *ctx,
+    const cms_toml_node_t *v, size_t i, cms_manifest_t *m);
 static int cms_manifest_config(cms_manifest_ctx_t *ctx,
     const cms_toml_node_t *ext, cms_manifest_t *m);
 static int cms_manifest_field_parse(cms_manifest_ctx_t *ctx,
@@ -388,8 +390,7 @@ static int
 cms_manifest_privileges(cms_manifest_ctx_t *ctx, const cms_toml_node_t *ext,
     cms_manifest_t *m)
 {
-    size_t                  i, j;
-    const char            **k;
+    size_t                  i;
     const cms_toml_node_t  *a, *v;
 
     a = cms_toml_get(ext, "privileges");
@@ -409,37 +410,53 @@ cms_manifest_privileges(cms_manifest_ctx_t *ctx, const cms_toml_node_t *ext,
     }
 
     for (v = a->child, i = 0; v != NULL; v = v->next, i++) {
-
-        if (v->type != CMS_TOML_STRING) {
-            return cms_manifest_fail(ctx, "extension.privileges[%u]: must "
-                                     "be a string", (unsigned) i);
+        if (cms_manifest_privilege(ctx, v, i, m) != 0) {
+            return -1;
         }
-
-        for (k = cms_manifest_known_privileges; *k != NULL; k++) {
-            if (strcmp(v->str, *k) == 0) {
-                break;
-            }
-        }
-
-        if (*k == NULL) {
-            return cms_manifest_fail(ctx, "extension.privileges[%u]: must "
-                                     "be one of ext:billing:read, "
-                                     "ext:billing:write, ext:control:write",
-                                     (unsigned) i);
-        }
-
-        for (j = 0; j < i; j++) {
-            if (strcmp(m->privileges[j].data, v->str) == 0) {
-                return cms_manifest_fail(ctx, "extension.privileges[%u]: "
-                                         "duplicate of [%u]", (unsigned) i,
-                                         (unsigned) j);
-            }
-        }
-
-        m->privileges[i].data = v->str;
-        m->privileges[i].len = v->str_len;
-        m->nprivileges = i + 1;
     }
+
+    return 0;
+}
+
+
+/* extension.privileges[i], v: a known privilege not listed before it */
+
+static int
+cms_manifest_privilege(cms_manifest_ctx_t *ctx, const cms_toml_node_t *v,
+    size_t i, cms_manifest_t *m)
+{
+    size_t        j;
+    const char  **k;
+
+    if (v->type != CMS_TOML_STRING) {
+        return cms_manifest_fail(ctx, "extension.privileges[%u]: must "
+                                 "be a string", (unsigned) i);
+    }
+
+    for (k = cms_manifest_known_privileges; *k != NULL; k++) {
+        if (strcmp(v->str, *k) == 0) {
+            break;
+        }
+    }
+
+    if (*k == NULL) {
+        return cms_manifest_fail(ctx, "extension.privileges[%u]: must "
+                                 "be one of ext:billing:read, "
+                                 "ext:billing:write, ext:control:write",
+                                 (unsigned) i);
+    }
+
+    for (j = 0; j < i; j++) {
+        if (strcmp(m->privileges[j].data, v->str) == 0) {
+            return cms_manifest_fail(ctx, "extension.privileges[%u]: "
+                                     "duplicate of [%u]", (unsigned) i,
+                                     (unsigned) j);
+        }
+    }
+
+    m->privileges[i].data = v->str;
+    m->privileges[i].len = v->str_len;
+    m->nprivileges = i + 1;
 
     return 0;
 }

@@ -54,6 +54,7 @@ typedef struct {
 
 
 /* parsing */
+static int cms_sanitize_tree(cms_sanitize_walk_t *w);
 static void cms_sanitize_options(GumboOptions *options,
     cms_sanitize_heap_t *heap);
 static GumboOutput *cms_sanitize_parse(cms_sanitize_heap_t *heap,
@@ -73,9 +74,109 @@ static void cms_sanitize_text(cms_sanitize_walk_t *w, const char *text);
 static unsigned cms_sanitize_tag_flags(GumboTag tag);
 static int cms_sanitize_fits(cms_sanitize_walk_t *w, GumboTag tag,
     unsigned flags);
+static int cms_sanitize_table_fits(GumboTag tag, int top);
 static int cms_sanitize_top(cms_sanitize_walk_t *w);
 static int cms_sanitize_open_in(cms_sanitize_walk_t *w, GumboTag tag,
     unsigned stop);
+
+
+/* the combinations the policy table uses */
+#define CMS_SAN_EMPTY      (CMS_SAN_KEEP | CMS_SAN_VOID)
+#define CMS_SAN_BLOCK      (CMS_SAN_KEEP | CMS_SAN_CLOSES_P | CMS_SAN_LI_STOP)
+#define CMS_SAN_ROWS       (CMS_SAN_KEEP | CMS_SAN_LI_STOP | CMS_SAN_TABLE)
+#define CMS_SAN_CELL                                                          \
+    (CMS_SAN_KEEP | CMS_SAN_LI_STOP | CMS_SAN_SCOPE | CMS_SAN_MARKER)
+
+
+/*
+ * The policy: the allow-list (CMS_SAN_KEEP, with what the parser's rules
+ * need to know about each tag) and the drop-list (CMS_SAN_DROP: gone
+ * with their content); every other tag is unwrapped.  Scoping elements
+ * (applet, marquee, object) must go whole: unwrapped, they would leave a
+ * p inside a p, an li inside an li.
+ */
+
+static const unsigned  cms_sanitize_policy[GUMBO_TAG_LAST] = {
+    [GUMBO_TAG_A] = CMS_SAN_KEEP,
+    [GUMBO_TAG_B] = CMS_SAN_KEEP,
+    [GUMBO_TAG_STRONG] = CMS_SAN_KEEP,
+    [GUMBO_TAG_I] = CMS_SAN_KEEP,
+    [GUMBO_TAG_EM] = CMS_SAN_KEEP,
+    [GUMBO_TAG_U] = CMS_SAN_KEEP,
+    [GUMBO_TAG_S] = CMS_SAN_KEEP,
+    [GUMBO_TAG_SUB] = CMS_SAN_KEEP,
+    [GUMBO_TAG_SUP] = CMS_SAN_KEEP,
+    [GUMBO_TAG_CODE] = CMS_SAN_KEEP,
+
+    [GUMBO_TAG_BR] = CMS_SAN_EMPTY,
+    [GUMBO_TAG_IMG] = CMS_SAN_EMPTY,
+    [GUMBO_TAG_HR] = CMS_SAN_EMPTY | CMS_SAN_CLOSES_P,
+
+    [GUMBO_TAG_P] = CMS_SAN_KEEP | CMS_SAN_CLOSES_P,
+    [GUMBO_TAG_DIV] = CMS_SAN_KEEP | CMS_SAN_CLOSES_P,
+
+    [GUMBO_TAG_H1] = CMS_SAN_BLOCK | CMS_SAN_HEADING,
+    [GUMBO_TAG_H2] = CMS_SAN_BLOCK | CMS_SAN_HEADING,
+    [GUMBO_TAG_H3] = CMS_SAN_BLOCK | CMS_SAN_HEADING,
+    [GUMBO_TAG_H4] = CMS_SAN_BLOCK | CMS_SAN_HEADING,
+    [GUMBO_TAG_H5] = CMS_SAN_BLOCK | CMS_SAN_HEADING,
+    [GUMBO_TAG_H6] = CMS_SAN_BLOCK | CMS_SAN_HEADING,
+
+    [GUMBO_TAG_BLOCKQUOTE] = CMS_SAN_BLOCK,
+    [GUMBO_TAG_FIGURE] = CMS_SAN_BLOCK,
+    [GUMBO_TAG_FIGCAPTION] = CMS_SAN_BLOCK,
+    [GUMBO_TAG_PRE] = CMS_SAN_BLOCK,
+    [GUMBO_TAG_UL] = CMS_SAN_BLOCK,
+    [GUMBO_TAG_OL] = CMS_SAN_BLOCK,
+    [GUMBO_TAG_LI] = CMS_SAN_BLOCK,
+
+    [GUMBO_TAG_TABLE] = CMS_SAN_BLOCK | CMS_SAN_SCOPE | CMS_SAN_TABLE,
+    [GUMBO_TAG_THEAD] = CMS_SAN_ROWS,
+    [GUMBO_TAG_TBODY] = CMS_SAN_ROWS,
+    [GUMBO_TAG_TFOOT] = CMS_SAN_ROWS,
+    [GUMBO_TAG_TR] = CMS_SAN_ROWS,
+    [GUMBO_TAG_CAPTION] = CMS_SAN_CELL,
+    [GUMBO_TAG_TD] = CMS_SAN_CELL,
+    [GUMBO_TAG_TH] = CMS_SAN_CELL,
+
+    [GUMBO_TAG_SCRIPT] = CMS_SAN_DROP,
+    [GUMBO_TAG_STYLE] = CMS_SAN_DROP,
+    [GUMBO_TAG_SVG] = CMS_SAN_DROP,
+    [GUMBO_TAG_MATH] = CMS_SAN_DROP,
+    [GUMBO_TAG_NOSCRIPT] = CMS_SAN_DROP,
+    [GUMBO_TAG_TEMPLATE] = CMS_SAN_DROP,
+    [GUMBO_TAG_IFRAME] = CMS_SAN_DROP,
+    [GUMBO_TAG_OBJECT] = CMS_SAN_DROP,
+    [GUMBO_TAG_EMBED] = CMS_SAN_DROP,
+    [GUMBO_TAG_APPLET] = CMS_SAN_DROP,
+    [GUMBO_TAG_MARQUEE] = CMS_SAN_DROP,
+    [GUMBO_TAG_FORM] = CMS_SAN_DROP,
+    [GUMBO_TAG_INPUT] = CMS_SAN_DROP,
+    [GUMBO_TAG_BUTTON] = CMS_SAN_DROP,
+    [GUMBO_TAG_SELECT] = CMS_SAN_DROP,
+    [GUMBO_TAG_OPTION] = CMS_SAN_DROP,
+    [GUMBO_TAG_OPTGROUP] = CMS_SAN_DROP,
+    [GUMBO_TAG_DATALIST] = CMS_SAN_DROP,
+    [GUMBO_TAG_TEXTAREA] = CMS_SAN_DROP,
+    [GUMBO_TAG_KEYGEN] = CMS_SAN_DROP,
+    [GUMBO_TAG_BASE] = CMS_SAN_DROP,
+    [GUMBO_TAG_LINK] = CMS_SAN_DROP,
+    [GUMBO_TAG_META] = CMS_SAN_DROP,
+    [GUMBO_TAG_TITLE] = CMS_SAN_DROP,
+    [GUMBO_TAG_HEAD] = CMS_SAN_DROP,
+    [GUMBO_TAG_FRAME] = CMS_SAN_DROP,
+    [GUMBO_TAG_FRAMESET] = CMS_SAN_DROP,
+    [GUMBO_TAG_NOEMBED] = CMS_SAN_DROP,
+    [GUMBO_TAG_NOFRAMES] = CMS_SAN_DROP,
+    [GUMBO_TAG_XMP] = CMS_SAN_DROP,
+    [GUMBO_TAG_PLAINTEXT] = CMS_SAN_DROP,
+    [GUMBO_TAG_COLGROUP] = CMS_SAN_DROP,
+    [GUMBO_TAG_COL] = CMS_SAN_DROP,
+    [GUMBO_TAG_PARAM] = CMS_SAN_DROP,
+    [GUMBO_TAG_SOURCE] = CMS_SAN_DROP,
+    [GUMBO_TAG_TRACK] = CMS_SAN_DROP,
+    [GUMBO_TAG_MENUITEM] = CMS_SAN_DROP
+};
 
 
 size_t
@@ -96,9 +197,6 @@ cms_sanitize(const char *html, size_t len, char *out, size_t out_size,
     int                   rc;
     char                 *copy;
     size_t                limit;
-    GumboOutput          *output;
-    GumboOptions          options;
-    cms_sanitize_heap_t   heap;
     cms_sanitize_walk_t   w;
 
     *out_len = 0;
@@ -116,16 +214,6 @@ cms_sanitize(const char *html, size_t len, char *out, size_t out_size,
         return rc;
     }
 
-    cms_sanitize_options(&options, &heap);
-
-    output = cms_sanitize_parse(&heap, &options, copy ? copy : html, len);
-
-    if (output == NULL) {
-        cms_sanitize_heap_free(&heap);
-        free(copy);
-        return heap.rc != CMS_SANITIZE_OK ? heap.rc : CMS_SANITIZE_ERROR;
-    }
-
     limit = cms_sanitize_out_max(len);
     if (limit > out_size) {
         limit = out_size;
@@ -140,17 +228,45 @@ cms_sanitize(const char *html, size_t len, char *out, size_t out_size,
     w.depth = 0;
     w.nframes = 0;
 
-    cms_sanitize_walk(&w, output->root);
-
-    gumbo_destroy_output(&options, output);
-    cms_sanitize_heap_free(&heap);
+    rc = cms_sanitize_tree(&w);
     free(copy);
 
-    if (w.rc == CMS_SANITIZE_OK) {
+    if (rc == CMS_SANITIZE_OK) {
         *out_len = (size_t) (w.pos - out);
     }
 
-    return w.rc;
+    return rc;
+}
+
+
+/*
+ * Parses w->copy (or w->html when there is no copy) and walks the tree
+ * into w's output; every block Gumbo allocated is freed on return.
+ */
+
+static int
+cms_sanitize_tree(cms_sanitize_walk_t *w)
+{
+    GumboOutput          *output;
+    GumboOptions          options;
+    cms_sanitize_heap_t   heap;
+
+    cms_sanitize_options(&options, &heap);
+
+    output = cms_sanitize_parse(&heap, &options,
+                                w->copy ? w->copy : w->html, w->len);
+
+    if (output == NULL) {
+        cms_sanitize_heap_free(&heap);
+        return heap.rc != CMS_SANITIZE_OK ? heap.rc : CMS_SANITIZE_ERROR;
+    }
+
+    cms_sanitize_walk(w, output->root);
+
+    gumbo_destroy_output(&options, output);
+    cms_sanitize_heap_free(&heap);
+
+    return w->rc;
 }
 
 
@@ -449,118 +565,12 @@ cms_sanitize_text(cms_sanitize_walk_t *w, const char *text)
 }
 
 
-/*
- * The policy table: a flat switch over the tags it names, longer than a
- * function should be because each case is one line of the allow-list or
- * drop-list and splitting it would scatter the policy.
- */
+/* the flags of tag in the policy table, 0 for a tag it does not name */
 
 static unsigned
 cms_sanitize_tag_flags(GumboTag tag)
 {
-    switch (tag) {
-
-    case GUMBO_TAG_A:
-    case GUMBO_TAG_B:
-    case GUMBO_TAG_STRONG:
-    case GUMBO_TAG_I:
-    case GUMBO_TAG_EM:
-    case GUMBO_TAG_U:
-    case GUMBO_TAG_S:
-    case GUMBO_TAG_SUB:
-    case GUMBO_TAG_SUP:
-    case GUMBO_TAG_CODE:
-        return CMS_SAN_KEEP;
-
-    case GUMBO_TAG_BR:
-    case GUMBO_TAG_IMG:
-        return CMS_SAN_KEEP | CMS_SAN_VOID;
-
-    case GUMBO_TAG_HR:
-        return CMS_SAN_KEEP | CMS_SAN_VOID | CMS_SAN_CLOSES_P;
-
-    case GUMBO_TAG_P:
-    case GUMBO_TAG_DIV:
-        return CMS_SAN_KEEP | CMS_SAN_CLOSES_P;
-
-    case GUMBO_TAG_H1:
-    case GUMBO_TAG_H2:
-    case GUMBO_TAG_H3:
-    case GUMBO_TAG_H4:
-    case GUMBO_TAG_H5:
-    case GUMBO_TAG_H6:
-        return CMS_SAN_KEEP | CMS_SAN_CLOSES_P | CMS_SAN_LI_STOP
-               | CMS_SAN_HEADING;
-
-    case GUMBO_TAG_BLOCKQUOTE:
-    case GUMBO_TAG_FIGURE:
-    case GUMBO_TAG_FIGCAPTION:
-    case GUMBO_TAG_PRE:
-    case GUMBO_TAG_UL:
-    case GUMBO_TAG_OL:
-    case GUMBO_TAG_LI:
-        return CMS_SAN_KEEP | CMS_SAN_CLOSES_P | CMS_SAN_LI_STOP;
-
-    case GUMBO_TAG_TABLE:
-        return CMS_SAN_KEEP | CMS_SAN_CLOSES_P | CMS_SAN_LI_STOP
-               | CMS_SAN_SCOPE | CMS_SAN_TABLE;
-
-    case GUMBO_TAG_THEAD:
-    case GUMBO_TAG_TBODY:
-    case GUMBO_TAG_TFOOT:
-    case GUMBO_TAG_TR:
-        return CMS_SAN_KEEP | CMS_SAN_LI_STOP | CMS_SAN_TABLE;
-
-    case GUMBO_TAG_CAPTION:
-    case GUMBO_TAG_TD:
-    case GUMBO_TAG_TH:
-        return CMS_SAN_KEEP | CMS_SAN_LI_STOP | CMS_SAN_SCOPE
-               | CMS_SAN_MARKER;
-
-    /* scoping elements (applet, marquee, object) must go whole: unwrapped,
-     * they would leave a p inside a p, an li inside an li */
-    case GUMBO_TAG_SCRIPT:
-    case GUMBO_TAG_STYLE:
-    case GUMBO_TAG_SVG:
-    case GUMBO_TAG_MATH:
-    case GUMBO_TAG_NOSCRIPT:
-    case GUMBO_TAG_TEMPLATE:
-    case GUMBO_TAG_IFRAME:
-    case GUMBO_TAG_OBJECT:
-    case GUMBO_TAG_EMBED:
-    case GUMBO_TAG_APPLET:
-    case GUMBO_TAG_MARQUEE:
-    case GUMBO_TAG_FORM:
-    case GUMBO_TAG_INPUT:
-    case GUMBO_TAG_BUTTON:
-    case GUMBO_TAG_SELECT:
-    case GUMBO_TAG_OPTION:
-    case GUMBO_TAG_OPTGROUP:
-    case GUMBO_TAG_DATALIST:
-    case GUMBO_TAG_TEXTAREA:
-    case GUMBO_TAG_KEYGEN:
-    case GUMBO_TAG_BASE:
-    case GUMBO_TAG_LINK:
-    case GUMBO_TAG_META:
-    case GUMBO_TAG_TITLE:
-    case GUMBO_TAG_HEAD:
-    case GUMBO_TAG_FRAME:
-    case GUMBO_TAG_FRAMESET:
-    case GUMBO_TAG_NOEMBED:
-    case GUMBO_TAG_NOFRAMES:
-    case GUMBO_TAG_XMP:
-    case GUMBO_TAG_PLAINTEXT:
-    case GUMBO_TAG_COLGROUP:
-    case GUMBO_TAG_COL:
-    case GUMBO_TAG_PARAM:
-    case GUMBO_TAG_SOURCE:
-    case GUMBO_TAG_TRACK:
-    case GUMBO_TAG_MENUITEM:
-        return CMS_SAN_DROP;
-
-    default:
-        return 0;
-    }
+    return ((unsigned) tag < GUMBO_TAG_LAST) ? cms_sanitize_policy[tag] : 0;
 }
 
 
@@ -573,28 +583,13 @@ cms_sanitize_tag_flags(GumboTag tag)
 static int
 cms_sanitize_fits(cms_sanitize_walk_t *w, GumboTag tag, unsigned flags)
 {
-    int  top;
+    int  top, rc;
 
     top = cms_sanitize_top(w);
 
-    switch (tag) {
-
-    case GUMBO_TAG_CAPTION:
-    case GUMBO_TAG_THEAD:
-    case GUMBO_TAG_TBODY:
-    case GUMBO_TAG_TFOOT:
-        return top == GUMBO_TAG_TABLE;
-
-    case GUMBO_TAG_TR:
-        return top == GUMBO_TAG_THEAD || top == GUMBO_TAG_TBODY
-               || top == GUMBO_TAG_TFOOT;
-
-    case GUMBO_TAG_TD:
-    case GUMBO_TAG_TH:
-        return top == GUMBO_TAG_TR;
-
-    default:
-        break;
+    rc = cms_sanitize_table_fits(tag, top);
+    if (rc >= 0) {
+        return rc;
     }
 
     if (top >= 0 && (cms_sanitize_tag_flags((GumboTag) top) & CMS_SAN_TABLE)) {
@@ -626,6 +621,36 @@ cms_sanitize_fits(cms_sanitize_walk_t *w, GumboTag tag, unsigned flags)
     }
 
     return 1;
+}
+
+
+/*
+ * The parts of a table fit only directly in their parent (a tr in a row
+ * group, a cell in a tr): 1 or 0 for them, -1 for any other tag.
+ */
+
+static int
+cms_sanitize_table_fits(GumboTag tag, int top)
+{
+    switch (tag) {
+
+    case GUMBO_TAG_CAPTION:
+    case GUMBO_TAG_THEAD:
+    case GUMBO_TAG_TBODY:
+    case GUMBO_TAG_TFOOT:
+        return top == GUMBO_TAG_TABLE;
+
+    case GUMBO_TAG_TR:
+        return top == GUMBO_TAG_THEAD || top == GUMBO_TAG_TBODY
+               || top == GUMBO_TAG_TFOOT;
+
+    case GUMBO_TAG_TD:
+    case GUMBO_TAG_TH:
+        return top == GUMBO_TAG_TR;
+
+    default:
+        return -1;
+    }
 }
 
 

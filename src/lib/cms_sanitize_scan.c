@@ -33,8 +33,12 @@ typedef struct {
 
 static int cms_sanitize_scan_run(cms_sanitize_scan_t *s, const char *html,
     size_t len, unsigned max_depth, unsigned char *patch);
+static int cms_sanitize_scan_markup(cms_sanitize_scan_t *s,
+    const unsigned char *lt);
 static int cms_sanitize_scan_tag(cms_sanitize_scan_t *s, int end_tag);
 static int cms_sanitize_scan_attrs(cms_sanitize_scan_t *s, int *closed);
+static const unsigned char *cms_sanitize_scan_attr(const unsigned char *p,
+    const unsigned char *end);
 static int cms_sanitize_scan_foreign(cms_sanitize_scan_t *s,
     const unsigned char *name, size_t len, int end_tag, int closed);
 static int cms_sanitize_scan_open(cms_sanitize_scan_t *s,
@@ -145,7 +149,6 @@ cms_sanitize_scan_run(cms_sanitize_scan_t *s, const char *html, size_t len,
     unsigned max_depth, unsigned char *patch)
 {
     int                   rc;
-    unsigned char         c;
     const unsigned char  *lt;
 
     s->p = (const unsigned char *) html;
@@ -165,37 +168,50 @@ cms_sanitize_scan_run(cms_sanitize_scan_t *s, const char *html, size_t len,
             break;
         }
 
-        s->p = lt + 2;
-        c = lt[1];
-        rc = CMS_SANITIZE_OK;
-
-        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
-            s->p = lt + 1;
-            rc = cms_sanitize_scan_tag(s, 0);
-
-        } else if (c == '/') {
-            c = s->p < s->end ? *s->p : 0;
-
-            if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
-                rc = cms_sanitize_scan_tag(s, 1);
-
-            } else if (c != '>') {
-                cms_sanitize_scan_skip_gt(s);     /* bogus comment */
-            }
-
-        } else if (c == '!') {
-            cms_sanitize_scan_comment(s);
-
-        } else if (c == '?') {
-            cms_sanitize_scan_skip_gt(s);
-
-        } else {
-            s->p = lt + 1;                          /* a "<" in text */
-        }
-
+        rc = cms_sanitize_scan_markup(s, lt);
         if (rc != CMS_SANITIZE_OK) {
             return rc;
         }
+    }
+
+    return CMS_SANITIZE_OK;
+}
+
+
+/* what follows the "<" at lt, which is not the last byte: tag or not */
+
+static int
+cms_sanitize_scan_markup(cms_sanitize_scan_t *s, const unsigned char *lt)
+{
+    unsigned char  c;
+
+    s->p = lt + 2;
+    c = lt[1];
+
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+        s->p = lt + 1;
+        return cms_sanitize_scan_tag(s, 0);
+    }
+
+    if (c == '/') {
+        c = s->p < s->end ? *s->p : 0;
+
+        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+            return cms_sanitize_scan_tag(s, 1);
+        }
+
+        if (c != '>') {
+            cms_sanitize_scan_skip_gt(s);         /* bogus comment */
+        }
+
+    } else if (c == '!') {
+        cms_sanitize_scan_comment(s);
+
+    } else if (c == '?') {
+        cms_sanitize_scan_skip_gt(s);
+
+    } else {
+        s->p = lt + 1;                              /* a "<" in text */
     }
 
     return CMS_SANITIZE_OK;
@@ -299,7 +315,7 @@ static int
 cms_sanitize_scan_attrs(cms_sanitize_scan_t *s, int *closed)
 {
     unsigned              n;
-    const unsigned char  *p, *end, *q;
+    const unsigned char  *p, *end;
 
     p = s->p;
     end = s->end;
@@ -328,39 +344,54 @@ cms_sanitize_scan_attrs(cms_sanitize_scan_t *s, int *closed)
             return CMS_SANITIZE_TOO_LARGE;
         }
 
-        /* the first character may be "=": it belongs to the name */
-        p++;
-
-        while (p < end && !cms_sanitize_space(*p) && *p != '/' && *p != '>'
-               && *p != '=')
-        {
-            p++;
-        }
-
-        while (p < end && cms_sanitize_space(*p)) {
-            p++;
-        }
-
-        if (p == end || *p != '=') {
-            continue;
-        }
-
-        p++;
-
-        while (p < end && cms_sanitize_space(*p)) {
-            p++;
-        }
-
-        if (p < end && (*p == '"' || *p == '\'')) {
-            q = memchr(p + 1, *p, (size_t) (end - p - 1));
-            p = q ? q + 1 : end;
-            continue;
-        }
-
-        while (p < end && !cms_sanitize_space(*p) && *p != '>') {
-            p++;
-        }
+        p = cms_sanitize_scan_attr(p, end);
     }
+}
+
+
+/*
+ * One attribute at p (not a space, '/' or '>'): its name, then an
+ * optional "=" and value, unquoted or quoted; returns where it ends.
+ */
+
+static const unsigned char *
+cms_sanitize_scan_attr(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char  *q;
+
+    /* the first character may be "=": it belongs to the name */
+    p++;
+
+    while (p < end && !cms_sanitize_space(*p) && *p != '/' && *p != '>'
+           && *p != '=')
+    {
+        p++;
+    }
+
+    while (p < end && cms_sanitize_space(*p)) {
+        p++;
+    }
+
+    if (p == end || *p != '=') {
+        return p;
+    }
+
+    p++;
+
+    while (p < end && cms_sanitize_space(*p)) {
+        p++;
+    }
+
+    if (p < end && (*p == '"' || *p == '\'')) {
+        q = memchr(p + 1, *p, (size_t) (end - p - 1));
+        return q ? q + 1 : end;
+    }
+
+    while (p < end && !cms_sanitize_space(*p) && *p != '>') {
+        p++;
+    }
+
+    return p;
 }
 
 

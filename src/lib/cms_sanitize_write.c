@@ -12,6 +12,8 @@
 
 
 static const char *cms_sanitize_attr(GumboTag tag, const GumboAttribute *a);
+static const char *cms_sanitize_link_attr(const char *n, const char *v);
+static const char *cms_sanitize_img_attr(const char *n, const char *v);
 static const char *cms_sanitize_inert(const char *v);
 static int cms_sanitize_url_ok(const char *v, int image);
 static int cms_sanitize_url_scheme(const char *v, int image);
@@ -21,6 +23,8 @@ static int cms_sanitize_blank(const char *v);
 static int cms_sanitize_digits(const char *v, size_t max, int sign);
 static int cms_sanitize_language(const char *v);
 static const char *cms_sanitize_replacement(const unsigned char *p, int attr,
+    size_t *n);
+static const char *cms_sanitize_replacement_utf8(const unsigned char *p,
     size_t *n);
 
 
@@ -101,27 +105,10 @@ cms_sanitize_attr(GumboTag tag, const GumboAttribute *a)
     switch (tag) {
 
     case GUMBO_TAG_A:
-        if (strcmp(n, "href") == 0) {
-            return cms_sanitize_url_ok(v, 0) ? v : NULL;
-        }
-
-        if (strcmp(n, "target") == 0) {
-            return cms_sanitize_blank(v) ? "_blank" : NULL;
-        }
-
-        return strcmp(n, "title") == 0 ? cms_sanitize_inert(v) : NULL;
+        return cms_sanitize_link_attr(n, v);
 
     case GUMBO_TAG_IMG:
-        if (strcmp(n, "src") == 0) {
-            return v;                   /* checked by the caller */
-        }
-
-        if (strcmp(n, "width") == 0 || strcmp(n, "height") == 0) {
-            return cms_sanitize_digits(v, 5, 0) ? v : NULL;
-        }
-
-        return (strcmp(n, "alt") == 0 || strcmp(n, "title") == 0)
-               ? cms_sanitize_inert(v) : NULL;
+        return cms_sanitize_img_attr(n, v);
 
     case GUMBO_TAG_TD:
     case GUMBO_TAG_TH:
@@ -149,6 +136,41 @@ cms_sanitize_attr(GumboTag tag, const GumboAttribute *a)
     default:
         return NULL;
     }
+}
+
+
+/* the value to write for attribute n="v" of an a, or NULL */
+
+static const char *
+cms_sanitize_link_attr(const char *n, const char *v)
+{
+    if (strcmp(n, "href") == 0) {
+        return cms_sanitize_url_ok(v, 0) ? v : NULL;
+    }
+
+    if (strcmp(n, "target") == 0) {
+        return cms_sanitize_blank(v) ? "_blank" : NULL;
+    }
+
+    return strcmp(n, "title") == 0 ? cms_sanitize_inert(v) : NULL;
+}
+
+
+/* the value to write for attribute n="v" of an img, or NULL */
+
+static const char *
+cms_sanitize_img_attr(const char *n, const char *v)
+{
+    if (strcmp(n, "src") == 0) {
+        return v;                   /* checked by the caller */
+    }
+
+    if (strcmp(n, "width") == 0 || strcmp(n, "height") == 0) {
+        return cms_sanitize_digits(v, 5, 0) ? v : NULL;
+    }
+
+    return (strcmp(n, "alt") == 0 || strcmp(n, "title") == 0)
+           ? cms_sanitize_inert(v) : NULL;
 }
 
 
@@ -436,9 +458,6 @@ cms_sanitize_put_escaped(cms_sanitize_walk_t *w, const char *s, int attr)
 static const char *
 cms_sanitize_replacement(const unsigned char *p, int attr, size_t *n)
 {
-    size_t    i, len;
-    unsigned  cp, min;
-
     *n = 1;
 
     switch (*p) {
@@ -463,6 +482,22 @@ cms_sanitize_replacement(const unsigned char *p, int attr, size_t *n)
     if (*p < 0x80) {
         return (*p < 0x20 || *p == 0x7f) ? cms_sanitize_fffd : NULL;
     }
+
+    return cms_sanitize_replacement_utf8(p, n);
+}
+
+
+/*
+ * The same for a sequence with a lead byte of 0x80 or more: U+FFFD for
+ * the byte alone when it starts no well-formed sequence, for the whole
+ * sequence when that encodes no character or one that is not allowed.
+ */
+
+static const char *
+cms_sanitize_replacement_utf8(const unsigned char *p, size_t *n)
+{
+    size_t    i, len;
+    unsigned  cp, min;
 
     if (*p >= 0xc2 && *p <= 0xdf) {
         len = 2;

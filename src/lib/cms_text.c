@@ -93,11 +93,7 @@ cms_slugify(const char *in, size_t len, char *out, size_t out_size)
         }
     }
 
-    if (n > 0 && out[n - 1] == '-') {
-        n--;
-    }
-
-    return n;
+    return (n > 0 && out[n - 1] == '-') ? n - 1 : n;
 }
 
 

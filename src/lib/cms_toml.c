@@ -1,6 +1,9 @@
 
 /*
- * Strict TOML subset parser; see cms_toml.h.
+ * Strict TOML subset parser; see cms_toml.h.  This file holds the entry
+ * point, the arena and the structure (tables, keys, arrays); the scalar
+ * values are in cms_toml_scalar.c, the input check and the errors in
+ * cms_toml_error.c.
  *
  * The arena is split in two: nodes grow up from its (aligned) start, key
  * and string text grows down from its end, so text needs no alignment.
@@ -9,12 +12,11 @@
  */
 
 
-#include <float.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cms_toml.h"
+#include "cms_toml_int.h"
 
 
 /* table kinds (cms_toml_node_t.kind) */
@@ -33,17 +35,6 @@ typedef struct {
 
 
 typedef struct {
-    const char        *start;
-    const char        *p;
-    const char        *end;
-    char              *front;
-    char              *back;
-    size_t             nodes;
-    cms_toml_error_t  *err;
-} cms_toml_ctx_t;
-
-
-typedef struct {
     char                c;
     cms_toml_node_t     n;
 } cms_toml_align_t;
@@ -51,21 +42,18 @@ typedef struct {
 #define CMS_TOML_ALIGN  offsetof(cms_toml_align_t, n)
 
 
-/* input checks and errors */
-static int cms_toml_check_text(cms_toml_ctx_t *ctx);
-static size_t cms_toml_utf8_len(const unsigned char *p,
-    const unsigned char *end);
-static int cms_toml_fail(cms_toml_ctx_t *ctx, const char *at,
-    const char *msg);
+static const char  cms_toml_unterminated_inline[] =
+    "unterminated inline table (inline tables are on one line)";
+
+
+/* errors */
 static int cms_toml_fail_key(cms_toml_ctx_t *ctx, const cms_toml_key_t *key,
     const char *msg);
-static void cms_toml_error_key(cms_toml_error_t *err, const char *s,
-    size_t len);
 
 /* arena */
+static int cms_toml_arena_init(cms_toml_ctx_t *ctx, void *arena,
+    size_t arena_size);
 static cms_toml_node_t *cms_toml_node_alloc(cms_toml_ctx_t *ctx,
-    const char *at);
-static char *cms_toml_text_alloc(cms_toml_ctx_t *ctx, size_t n,
     const char *at);
 static cms_toml_node_t *cms_toml_child_add(cms_toml_ctx_t *ctx,
     cms_toml_node_t *parent, const cms_toml_key_t *key);
@@ -74,10 +62,13 @@ static cms_toml_node_t *cms_toml_table_add(cms_toml_ctx_t *ctx,
     unsigned level);
 
 /* structure */
+static int cms_toml_parse_root(cms_toml_ctx_t *ctx, cms_toml_node_t **root);
 static int cms_toml_parse_document(cms_toml_ctx_t *ctx,
     cms_toml_node_t *root);
 static int cms_toml_parse_header(cms_toml_ctx_t *ctx, cms_toml_node_t *root,
     cms_toml_node_t **table, unsigned *level);
+static cms_toml_node_t *cms_toml_header_table(cms_toml_ctx_t *ctx,
+    cms_toml_node_t *root, const cms_toml_key_t *keys, size_t n);
 static int cms_toml_parse_keyval(cms_toml_ctx_t *ctx, cms_toml_node_t *table,
     unsigned level);
 static cms_toml_node_t *cms_toml_descend_dotted(cms_toml_ctx_t *ctx,
@@ -97,30 +88,7 @@ static int cms_toml_parse_array(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
     unsigned level);
 static int cms_toml_parse_inline(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
     unsigned level);
-static int cms_toml_parse_word(cms_toml_ctx_t *ctx, cms_toml_node_t *v);
-static int cms_toml_parse_string(cms_toml_ctx_t *ctx, const char **s,
-    size_t *len, int copy);
-static int cms_toml_unescape(cms_toml_ctx_t *ctx, const char *p,
-    const char *end, char *out, size_t *len);
-static int cms_toml_escape(char c);
-static int cms_toml_unescape_unicode(cms_toml_ctx_t *ctx, const char **pp,
-    const char *end, char **op);
-static int cms_toml_parse_number(cms_toml_ctx_t *ctx, cms_toml_node_t *v);
-static const char *cms_toml_number_unsupported(const char *s,
-    const char *e);
-static int cms_toml_number_digits(const char **p, const char *e, char *buf,
-    size_t *n);
-static int cms_toml_number_convert(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
-    const char *at, char *buf, size_t n, int is_float);
-
-
-#define cms_toml_is_digit(c)  ((c) >= '0' && (c) <= '9')
-
-#define cms_toml_is_bare(c)                                                   \
-    (((c) >= 'A' && (c) <= 'Z') || ((c) >= 'a' && (c) <= 'z')                \
-     || cms_toml_is_digit(c) || (c) == '_' || (c) == '-')
-
-#define cms_toml_is_eol(c)  ((c) == '\n' || (c) == '\r')
+static int cms_toml_inline_next(cms_toml_ctx_t *ctx, const char *open);
 
 
 size_t
@@ -142,10 +110,8 @@ int
 cms_toml_parse(const char *text, size_t len, void *arena, size_t arena_size,
     cms_toml_node_t **root, cms_toml_error_t *err)
 {
-    size_t             skip;
-    cms_toml_ctx_t     ctx;
-    cms_toml_node_t   *r;
-    cms_toml_error_t   dummy;
+    cms_toml_ctx_t    ctx;
+    cms_toml_error_t  dummy;
 
     if (err == NULL) {
         err = &dummy;
@@ -170,257 +136,13 @@ cms_toml_parse(const char *text, size_t len, void *arena, size_t arena_size,
     ctx.nodes = 0;
     ctx.err = err;
 
-    skip = 0;
-
-    if (arena != NULL) {
-        skip = (CMS_TOML_ALIGN - (uintptr_t) arena % CMS_TOML_ALIGN)
-               % CMS_TOML_ALIGN;
-    }
-
-    if (arena == NULL || arena_size < skip) {
-        return cms_toml_fail(&ctx, text, "arena too small");
-    }
-
-    ctx.front = (char *) arena + skip;
-    ctx.back = (char *) arena + arena_size;
-
-    if (cms_toml_check_text(&ctx) != 0) {
+    if (cms_toml_arena_init(&ctx, arena, arena_size) != 0
+        || cms_toml_check_text(&ctx) != 0)
+    {
         return -1;
     }
 
-    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
-        ctx.p += 3;
-    }
-
-    r = cms_toml_node_alloc(&ctx, ctx.p);
-    if (r == NULL) {
-        return -1;
-    }
-
-    r->type = CMS_TOML_TABLE;
-    r->kind = CMS_TOML_HEADER;
-
-    if (cms_toml_parse_document(&ctx, r) != 0) {
-        return -1;
-    }
-
-    *root = r;
-
-    return 0;
-}
-
-
-/*
- * Refuses invalid UTF-8 and every control character TOML never allows
- * unescaped (all but tab, LF, and CR before LF) before parsing starts, so
- * the grammar below can treat every other byte as text.
- */
-
-static int
-cms_toml_check_text(cms_toml_ctx_t *ctx)
-{
-    size_t                n;
-    const unsigned char  *p, *end;
-
-    p = (const unsigned char *) ctx->start;
-    end = (const unsigned char *) ctx->end;
-
-    while (p < end) {
-
-        if (*p >= 0x80) {
-            n = cms_toml_utf8_len(p, end);
-            if (n == 0) {
-                return cms_toml_fail(ctx, (const char *) p, "invalid UTF-8");
-            }
-
-            p += n;
-            continue;
-        }
-
-        if (*p == '\0') {
-            return cms_toml_fail(ctx, (const char *) p, "NUL byte");
-        }
-
-        if (*p == '\r' && (p + 1 == end || p[1] != '\n')) {
-            return cms_toml_fail(ctx, (const char *) p,
-                                 "carriage return without line feed");
-        }
-
-        if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\r')
-            || *p == 0x7f)
-        {
-            return cms_toml_fail(ctx, (const char *) p, "control character");
-        }
-
-        p++;
-    }
-
-    return 0;
-}
-
-
-/* length of the valid UTF-8 sequence at p (lead byte >= 0x80), else 0 */
-
-static size_t
-cms_toml_utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    size_t    n, i;
-    uint32_t  c, min;
-
-    if (*p >= 0xc2 && *p <= 0xdf) {
-        n = 2;
-        min = 0x80;
-
-    } else if (*p >= 0xe0 && *p <= 0xef) {
-        n = 3;
-        min = 0x800;
-
-    } else if (*p >= 0xf0 && *p <= 0xf4) {
-        n = 4;
-        min = 0x10000;
-
-    } else {
-        return 0;
-    }
-
-    if ((size_t) (end - p) < n) {
-        return 0;
-    }
-
-    c = *p & (0x7f >> n);      /* the payload bits of the lead byte */
-
-    for (i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-
-        c = (c << 6) | (p[i] & 0x3f);
-    }
-
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
-        return 0;
-    }
-
-    return n;
-}
-
-
-/* records the first failure at "at" and returns -1 */
-
-static int
-cms_toml_fail(cms_toml_ctx_t *ctx, const char *at, const char *msg)
-{
-    const char        *p;
-    cms_toml_error_t  *err;
-
-    err = ctx->err;
-    err->msg = msg;
-    err->line = 1;
-    err->column = 1;
-
-    for (p = ctx->start; p < at && p < ctx->end; p++) {
-
-        if (*p == '\n') {
-            err->line++;
-            err->column = 1;
-
-        } else if (((unsigned char) *p & 0xc0) != 0x80) {
-            err->column++;
-        }
-    }
-
-    return -1;
-}
-
-
-static int
-cms_toml_fail_key(cms_toml_ctx_t *ctx, const cms_toml_key_t *key,
-    const char *msg)
-{
-    cms_toml_error_key(ctx->err, key->data, key->len);
-
-    return cms_toml_fail(ctx, key->at, msg);
-}
-
-
-/*
- * Keeps a printable copy of a key for the message: printable ASCII stays,
- * '"', '\\' and every other byte become \xNN, and a key too long for
- * err->key is cut and ends in "...".
- */
-
-static void
-cms_toml_error_key(cms_toml_error_t *err, const char *s, size_t len)
-{
-    size_t         i, n, need;
-    unsigned char  c;
-
-    n = 0;
-
-    for (i = 0; i < len; i++) {
-        c = (unsigned char) s[i];
-        need = (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') ? 1 : 4;
-
-        /* room for "..." unless this is the last byte */
-        if (n + need + (i + 1 < len ? 3 : 0) > CMS_TOML_ERR_KEY_MAX) {
-            memcpy(err->key + n, "...", 3);
-            n += 3;
-            break;
-        }
-
-        if (need == 1) {
-            err->key[n++] = (char) c;
-
-        } else {
-            snprintf(err->key + n, 5, "\\x%02x", c);
-            n += 4;
-        }
-    }
-
-    err->key[n] = '\0';
-}
-
-
-size_t
-cms_toml_error_format(const cms_toml_error_t *err, char *buf, size_t size)
-{
-    int          rc;
-    size_t       n;
-    const char  *m, *k;
-
-    if (size == 0) {
-        return 0;
-    }
-
-    n = 0;
-    m = (err->msg != NULL) ? err->msg : "no error";
-
-    if (err->line != 0) {
-        rc = snprintf(buf, size, "line %u, column %u: ", err->line,
-                      err->column);
-        n = (rc < 0) ? 0 : (size_t) rc;
-
-        if (n >= size) {
-            return size - 1;
-        }
-    }
-
-    k = strstr(m, "%k");
-
-    if (k != NULL) {
-        rc = snprintf(buf + n, size - n, "%.*s\"%s\"%s", (int) (k - m), m,
-                      err->key, k + 2);
-
-    } else if (err->key[0] != '\0') {
-        rc = snprintf(buf + n, size - n, "%s \"%s\"", m, err->key);
-
-    } else {
-        rc = snprintf(buf + n, size - n, "%s", m);
-    }
-
-    n += (rc < 0) ? 0 : (size_t) rc;
-
-    return (n < size) ? n : size - 1;
+    return cms_toml_parse_root(&ctx, root);
 }
 
 
@@ -465,6 +187,43 @@ cms_toml_type_name(cms_toml_type_e type)
 }
 
 
+/* as cms_toml_fail(), naming key in the message */
+
+static int
+cms_toml_fail_key(cms_toml_ctx_t *ctx, const cms_toml_key_t *key,
+    const char *msg)
+{
+    cms_toml_error_key(ctx->err, key->data, key->len);
+
+    return cms_toml_fail(ctx, key->at, msg);
+}
+
+
+/* nodes from the aligned start of the arena, text from its end */
+
+static int
+cms_toml_arena_init(cms_toml_ctx_t *ctx, void *arena, size_t arena_size)
+{
+    size_t  skip;
+
+    skip = 0;
+
+    if (arena != NULL) {
+        skip = (CMS_TOML_ALIGN - (uintptr_t) arena % CMS_TOML_ALIGN)
+               % CMS_TOML_ALIGN;
+    }
+
+    if (arena == NULL || arena_size < skip) {
+        return cms_toml_fail(ctx, ctx->start, "arena too small");
+    }
+
+    ctx->front = (char *) arena + skip;
+    ctx->back = (char *) arena + arena_size;
+
+    return 0;
+}
+
+
 /* a zeroed node from the front of the arena, counted against the limit */
 
 static cms_toml_node_t *
@@ -492,9 +251,13 @@ cms_toml_node_alloc(cms_toml_ctx_t *ctx, const char *at)
 }
 
 
-/* n bytes of text from the back of the arena */
+/*
+ * n bytes of text from the back of the arena, for a key or a string
+ * at "at" in the text.  Returns NULL with ctx->err filled ("arena too
+ * small") when the nodes and the text would meet.
+ */
 
-static char *
+char *
 cms_toml_text_alloc(cms_toml_ctx_t *ctx, size_t n, const char *at)
 {
     if ((size_t) (ctx->back - ctx->front) < n) {
@@ -577,6 +340,37 @@ cms_toml_table_add(cms_toml_ctx_t *ctx, cms_toml_node_t *parent,
 }
 
 
+/* the root table and the document into it; *root is set on success */
+
+static int
+cms_toml_parse_root(cms_toml_ctx_t *ctx, cms_toml_node_t **root)
+{
+    cms_toml_node_t  *r;
+
+    if (ctx->end - ctx->start >= 3
+        && memcmp(ctx->start, "\xef\xbb\xbf", 3) == 0)
+    {
+        ctx->p += 3;
+    }
+
+    r = cms_toml_node_alloc(ctx, ctx->p);
+    if (r == NULL) {
+        return -1;
+    }
+
+    r->type = CMS_TOML_TABLE;
+    r->kind = CMS_TOML_HEADER;
+
+    if (cms_toml_parse_document(ctx, r) != 0) {
+        return -1;
+    }
+
+    *root = r;
+
+    return 0;
+}
+
+
 /* lines: blank, comment, [header] or key = value, each up to a newline */
 
 static int
@@ -624,18 +418,15 @@ cms_toml_parse_document(cms_toml_ctx_t *ctx, cms_toml_node_t *root)
 }
 
 
-/*
- * "[a.b.c]": a and b are entered or created (implicitly), c is created, or
- * defined if it was only implicit so far; anything else is a redefinition.
- */
+/* "[a.b.c]": the table it names becomes the one keys go into */
 
 static int
 cms_toml_parse_header(cms_toml_ctx_t *ctx, cms_toml_node_t *root,
     cms_toml_node_t **table, unsigned *level)
 {
-    size_t            n, i;
+    size_t            n;
     cms_toml_key_t    keys[CMS_TOML_MAX_DEPTH + 1];
-    cms_toml_node_t  *t, *c;
+    cms_toml_node_t  *t;
 
     ctx->p++;
 
@@ -655,43 +446,69 @@ cms_toml_parse_header(cms_toml_ctx_t *ctx, cms_toml_node_t *root,
     }
 
     ctx->p++;
-    t = root;
 
-    for (i = 0; i < n; i++) {
-        c = cms_toml_get_n(t, keys[i].data, keys[i].len);
-
-        if (c == NULL) {
-            c = cms_toml_table_add(ctx, t, &keys[i], i + 1 < n
-                                   ? CMS_TOML_IMPLICIT : CMS_TOML_HEADER,
-                                   (unsigned) i + 1);
-            if (c == NULL) {
-                return -1;
-            }
-
-        } else if (c->type != CMS_TOML_TABLE) {
-            return cms_toml_fail_key(ctx, &keys[i],
-                                     "key %k is a value, not a table");
-
-        } else if (c->kind == CMS_TOML_INLINE) {
-            return cms_toml_fail_key(ctx, &keys[i],
-                                     "inline table %k cannot be extended");
-
-        } else if (i + 1 == n) {
-            if (c->kind != CMS_TOML_IMPLICIT) {
-                return cms_toml_fail_key(ctx, &keys[i],
-                                         "redefinition of table %k");
-            }
-
-            c->kind = CMS_TOML_HEADER;
-        }
-
-        t = c;
+    t = cms_toml_header_table(ctx, root, keys, n);
+    if (t == NULL) {
+        return -1;
     }
 
     *table = t;
     *level = (unsigned) n;
 
     return 0;
+}
+
+
+/*
+ * The table a header's n keys name: the first n - 1 are entered or
+ * created (implicitly), the last is created, or defined if it was only
+ * implicit so far; anything else is a redefinition.  NULL on failure.
+ */
+
+static cms_toml_node_t *
+cms_toml_header_table(cms_toml_ctx_t *ctx, cms_toml_node_t *root,
+    const cms_toml_key_t *keys, size_t n)
+{
+    size_t            i;
+    const char       *msg;
+    cms_toml_node_t  *t, *c;
+
+    t = root;
+
+    for (i = 0; i < n; i++) {
+        c = cms_toml_get_n(t, keys[i].data, keys[i].len);
+        msg = NULL;
+
+        if (c == NULL) {
+            c = cms_toml_table_add(ctx, t, &keys[i], i + 1 < n
+                                   ? CMS_TOML_IMPLICIT : CMS_TOML_HEADER,
+                                   (unsigned) i + 1);
+            if (c == NULL) {
+                return NULL;
+            }
+
+        } else if (c->type != CMS_TOML_TABLE) {
+            msg = "key %k is a value, not a table";
+
+        } else if (c->kind == CMS_TOML_INLINE) {
+            msg = "inline table %k cannot be extended";
+
+        } else if (i + 1 == n && c->kind != CMS_TOML_IMPLICIT) {
+            msg = "redefinition of table %k";
+
+        } else if (i + 1 == n) {
+            c->kind = CMS_TOML_HEADER;
+        }
+
+        if (msg != NULL) {
+            cms_toml_fail_key(ctx, &keys[i], msg);
+            return NULL;
+        }
+
+        t = c;
+    }
+
+    return t;
 }
 
 
@@ -1004,6 +821,7 @@ static int
 cms_toml_parse_inline(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
     unsigned level)
 {
+    int          rc;
     const char  *open;
 
     v->type = CMS_TOML_TABLE;
@@ -1017,12 +835,11 @@ cms_toml_parse_inline(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
         return 0;
     }
 
-    for ( ;; ) {
+    do {
         cms_toml_skip_ws(ctx);
 
         if (ctx->p == ctx->end || cms_toml_is_eol(*ctx->p)) {
-            return cms_toml_fail(ctx, open, "unterminated inline table "
-                                 "(inline tables are on one line)");
+            return cms_toml_fail(ctx, open, cms_toml_unterminated_inline);
         }
 
         if (*ctx->p == '}') {
@@ -1034,447 +851,34 @@ cms_toml_parse_inline(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
             return -1;
         }
 
-        cms_toml_skip_ws(ctx);
+        rc = cms_toml_inline_next(ctx, open);
 
-        if (ctx->p < ctx->end && *ctx->p == ',') {
-            ctx->p++;
-            continue;
-        }
+    } while (rc == 1);
 
-        if (ctx->p < ctx->end && *ctx->p == '}') {
-            ctx->p++;
-            return 0;
-        }
-
-        if (ctx->p == ctx->end || cms_toml_is_eol(*ctx->p)) {
-            return cms_toml_fail(ctx, open, "unterminated inline table "
-                                 "(inline tables are on one line)");
-        }
-
-        return cms_toml_fail(ctx, ctx->p,
-                             "expected ',' or '}' in inline table");
-    }
+    return rc;
 }
 
 
-/* true, false, or a word TOML does not have */
+/* after a key/value pair: 1 past a ',', 0 past the closing '}', else -1 */
 
 static int
-cms_toml_parse_word(cms_toml_ctx_t *ctx, cms_toml_node_t *v)
+cms_toml_inline_next(cms_toml_ctx_t *ctx, const char *open)
 {
-    size_t       n;
-    const char  *p;
+    cms_toml_skip_ws(ctx);
 
-    for (p = ctx->p; p < ctx->end && cms_toml_is_bare(*p); p++) {
-        /* void */
+    if (ctx->p < ctx->end && *ctx->p == ',') {
+        ctx->p++;
+        return 1;
     }
 
-    n = p - ctx->p;
-
-    if ((n == 4 && memcmp(ctx->p, "true", 4) == 0)
-        || (n == 5 && memcmp(ctx->p, "false", 5) == 0))
-    {
-        v->type = CMS_TOML_BOOLEAN;
-        v->boolean = (n == 4);
-        ctx->p = p;
+    if (ctx->p < ctx->end && *ctx->p == '}') {
+        ctx->p++;
         return 0;
     }
 
-    if (n == 3
-        && (memcmp(ctx->p, "inf", 3) == 0 || memcmp(ctx->p, "nan", 3) == 0))
-    {
-        return cms_toml_fail(ctx, ctx->p, "unsupported: inf and nan");
+    if (ctx->p == ctx->end || cms_toml_is_eol(*ctx->p)) {
+        return cms_toml_fail(ctx, open, cms_toml_unterminated_inline);
     }
 
-    return cms_toml_fail(ctx, ctx->p,
-                         "invalid value (strings must be quoted)");
-}
-
-
-/*
- * A basic ("...") or literal ('...') string at ctx->p, on one line.  Its
- * body goes into the arena, unescaped (never longer than the body) with a
- * NUL, except a literal key (copy 0): that is copied only if it names a
- * new node.
- */
-
-static int
-cms_toml_parse_string(cms_toml_ctx_t *ctx, const char **s, size_t *len,
-    int copy)
-{
-    char         q, *out;
-    const char  *open, *p;
-
-    open = ctx->p;
-    q = *open;
-
-    for (p = open + 1; p < ctx->end && *p != q && !cms_toml_is_eol(*p); p++)
-    {
-        if (q == '"' && *p == '\\' && p + 1 < ctx->end
-            && !cms_toml_is_eol(p[1]))
-        {
-            p++;
-        }
-    }
-
-    if (p == ctx->end || *p != q) {
-        return cms_toml_fail(ctx, open, "unterminated string");
-    }
-
-    ctx->p = p + 1;
-    *len = p - open - 1;
-
-    if (q == '\'' && !copy) {
-        *s = open + 1;
-        return 0;
-    }
-
-    out = cms_toml_text_alloc(ctx, *len + 1, open);
-    if (out == NULL) {
-        return -1;
-    }
-
-    if (q == '"') {
-        if (cms_toml_unescape(ctx, open + 1, p, out, len) != 0) {
-            return -1;
-        }
-
-    } else {
-        memcpy(out, open + 1, *len);
-    }
-
-    out[*len] = '\0';
-    *s = out;
-
-    return 0;
-}
-
-
-/* the body of a basic string, p[0 .. end), decoded into out */
-
-static int
-cms_toml_unescape(cms_toml_ctx_t *ctx, const char *p, const char *end,
-    char *out, size_t *len)
-{
-    int    c;
-    char  *o;
-
-    o = out;
-
-    while (p < end) {
-
-        if (*p != '\\') {
-            *o++ = *p++;
-            continue;
-        }
-
-        c = cms_toml_escape(p[1]);
-
-        if (c != -1) {
-            *o++ = (char) c;
-            p += 2;
-            continue;
-        }
-
-        if (p[1] != 'u' && p[1] != 'U') {
-            return cms_toml_fail(ctx, p, "invalid escape sequence");
-        }
-
-        if (cms_toml_unescape_unicode(ctx, &p, end, &o) != 0) {
-            return -1;
-        }
-    }
-
-    *len = o - out;
-
-    return 0;
-}
-
-
-/* the byte a one-letter escape such as \n stands for, or -1 */
-
-static int
-cms_toml_escape(char c)
-{
-    const char         *p;
-    static const char   from[] = "btnfr\"\\", to[] = "\b\t\n\f\r\"\\";
-
-    p = (c != '\0') ? strchr(from, c) : NULL;
-
-    return (p != NULL) ? to[p - from] : -1;
-}
-
-
-/* \uXXXX or \UXXXXXXXX at *p, a Unicode scalar value, written as UTF-8 */
-
-static int
-cms_toml_unescape_unicode(cms_toml_ctx_t *ctx, const char **pp,
-    const char *end, char **op)
-{
-    int          i, n, ndigits;
-    char        *o, c;
-    uint32_t     u, d;
-    const char  *p;
-
-    p = *pp;
-    o = *op;
-    ndigits = (p[1] == 'u') ? 4 : 8;
-
-    if (end - p < 2 + ndigits) {
-        return cms_toml_fail(ctx, p, "invalid unicode escape");
-    }
-
-    u = 0;
-
-    for (i = 0; i < ndigits; i++) {
-        c = p[2 + i];
-
-        if (cms_toml_is_digit(c)) {
-            d = c - '0';
-
-        } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-            d = (c | 0x20) - 'a' + 10;
-
-        } else {
-            return cms_toml_fail(ctx, p, "invalid unicode escape");
-        }
-
-        u = (u << 4) | d;
-    }
-
-    if (u == 0) {
-        return cms_toml_fail(ctx, p, "\\u0000 (NUL) is not allowed");
-    }
-
-    if (u > 0x10ffff || (u >= 0xd800 && u <= 0xdfff)) {
-        return cms_toml_fail(ctx, p, "invalid unicode escape");
-    }
-
-    n = (u < 0x80) ? 1 : (u < 0x800) ? 2 : (u < 0x10000) ? 3 : 4;
-
-    for (i = n - 1; i > 0; i--) {
-        o[i] = (char) (0x80 | (u & 0x3f));
-        u >>= 6;
-    }
-
-    /* lead byte: the value itself, or 110xxxxx, 1110xxxx, 11110xxx */
-    o[0] = (char) ((n == 1) ? u : (((0xff00 >> n) & 0xff) | u));
-    *op = o + n;
-    *pp = p + 2 + ndigits;
-
-    return 0;
-}
-
-
-/*
- * An integer or a float.  The token is every character a number, a date
- * or a hex literal could contain, so "1979-05-27" or "0x1f" is named as
- * unsupported instead of being misread as "1979" then garbage.
- */
-
-static int
-cms_toml_parse_number(cms_toml_ctx_t *ctx, cms_toml_node_t *v)
-{
-    int          is_float;
-    char         buf[CMS_TOML_MAX_NUMBER + 1];
-    size_t       n, i;
-    const char  *s, *e, *p, *msg;
-
-    s = ctx->p;
-
-    for (e = s; e < ctx->end; e++) {
-        if (!cms_toml_is_bare(*e) && *e != '.' && *e != '+' && *e != ':') {
-            break;
-        }
-    }
-
-    msg = cms_toml_number_unsupported(s, e);
-    if (msg != NULL) {
-        return cms_toml_fail(ctx, s, msg);
-    }
-
-    if (e - s > CMS_TOML_MAX_NUMBER) {
-        return cms_toml_fail(ctx, s, "number too long");
-    }
-
-    p = s;
-    n = 0;
-    is_float = 0;
-
-    if (*p == '+' || *p == '-') {
-        buf[n++] = *p++;
-    }
-
-    i = n;
-
-    if (cms_toml_number_digits(&p, e, buf, &n) != 0) {
-        goto invalid;
-    }
-
-    if (buf[i] == '0' && n - i > 1) {
-        return cms_toml_fail(ctx, s, "leading zeros are not allowed");
-    }
-
-    if (p < e && *p == '.') {
-        is_float = 1;
-        buf[n++] = *p++;
-
-        if (cms_toml_number_digits(&p, e, buf, &n) != 0) {
-            goto invalid;
-        }
-    }
-
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        is_float = 1;
-        buf[n++] = *p++;
-
-        if (p < e && (*p == '+' || *p == '-')) {
-            buf[n++] = *p++;
-        }
-
-        if (cms_toml_number_digits(&p, e, buf, &n) != 0) {
-            goto invalid;
-        }
-    }
-
-    if (p != e) {
-        goto invalid;
-    }
-
-    ctx->p = e;
-
-    return cms_toml_number_convert(ctx, v, s, buf, n, is_float);
-
-invalid:
-
-    return cms_toml_fail(ctx, s, "invalid number");
-}
-
-
-/* the "unsupported: ..." message for a number-like token s[0 .. e), or NULL */
-
-static const char *
-cms_toml_number_unsupported(const char *s, const char *e)
-{
-    const char  *q;
-
-    q = (*s == '+' || *s == '-') ? s + 1 : s;
-
-    if (e - q >= 3 && (memcmp(q, "inf", 3) == 0 || memcmp(q, "nan", 3) == 0))
-    {
-        return "unsupported: inf and nan";
-    }
-
-    if (e - q >= 2 && q[0] == '0'
-        && (q[1] == 'x' || q[1] == 'o' || q[1] == 'b'))
-    {
-        return "unsupported: hexadecimal, octal and binary integers";
-    }
-
-    if ((e - q >= 5 && cms_toml_is_digit(q[0]) && cms_toml_is_digit(q[1])
-         && cms_toml_is_digit(q[2]) && cms_toml_is_digit(q[3]) && q[4] == '-')
-        || (e - q >= 3 && cms_toml_is_digit(q[0]) && cms_toml_is_digit(q[1])
-            && q[2] == ':'))
-    {
-        return "unsupported: dates and times";
-    }
-
-    return NULL;
-}
-
-
-/*
- * One or more digits with single underscores between them, copied into
- * buf without the underscores.  The caller bounds the token length, so
- * buf cannot overflow.
- */
-
-static int
-cms_toml_number_digits(const char **p, const char *e, char *buf, size_t *n)
-{
-    const char  *q;
-
-    q = *p;
-
-    if (q == e || !cms_toml_is_digit(*q)) {
-        return -1;
-    }
-
-    for ( ;; ) {
-        buf[(*n)++] = *q++;
-
-        if (q < e && *q == '_') {
-            q++;
-
-            if (q == e || !cms_toml_is_digit(*q)) {
-                return -1;
-            }
-
-            continue;
-        }
-
-        if (q == e || !cms_toml_is_digit(*q)) {
-            break;
-        }
-    }
-
-    *p = q;
-
-    return 0;
-}
-
-
-static int
-cms_toml_number_convert(cms_toml_ctx_t *ctx, cms_toml_node_t *v,
-    const char *at, char *buf, size_t n, int is_float)
-{
-    int        neg;
-    char      *end;
-    size_t     i;
-    double     d;
-    uint64_t   acc, max;
-
-    buf[n] = '\0';
-
-    if (is_float) {
-        d = strtod(buf, &end);
-
-        if (end != buf + n) {
-            return cms_toml_fail(ctx, at, "invalid float");
-        }
-
-        if (d > DBL_MAX || d < -DBL_MAX) {
-            return cms_toml_fail(ctx, at, "float out of range");
-        }
-
-        v->type = CMS_TOML_FLOAT;
-        v->number = d;
-
-        return 0;
-    }
-
-    neg = (buf[0] == '-');
-    i = (buf[0] == '-' || buf[0] == '+');
-    max = neg ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX;
-    acc = 0;
-
-    for ( /* void */ ; i < n; i++) {
-        if (acc > (max - (uint64_t) (buf[i] - '0')) / 10) {
-            return cms_toml_fail(ctx, at, "integer out of range (64 bits)");
-        }
-
-        acc = acc * 10 + (uint64_t) (buf[i] - '0');
-    }
-
-    v->type = CMS_TOML_INTEGER;
-
-    if (neg) {
-        v->integer = (acc == (uint64_t) INT64_MAX + 1)
-                     ? INT64_MIN : -(int64_t) acc;
-
-    } else {
-        v->integer = (int64_t) acc;
-    }
-
-    return 0;
+    return cms_toml_fail(ctx, ctx->p, "expected ',' or '}' in inline table");
 }

@@ -11,6 +11,7 @@
 
 static int cms_email_local_char(unsigned char c);
 static int cms_email_domain_valid(const char *s, size_t len);
+static int cms_rfc3339_zone(const char *s, size_t len);
 
 
 int
@@ -177,8 +178,7 @@ cms_digits(const char *s, size_t n, int *v)
 int
 cms_rfc3339_valid(const char *s, size_t len)
 {
-    int      y, mo, d, h, mi, sec, oh, om, dim;
-    size_t   i;
+    int  y, mo, d, h, mi, sec, dim;
 
     static const int  days[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31,
                                  30, 31 };
@@ -204,9 +204,20 @@ cms_rfc3339_valid(const char *s, size_t len)
         dim = 28;
     }
 
-    if (d > dim) {
-        return 0;
-    }
+    return d <= dim && cms_rfc3339_zone(s, len);
+}
+
+
+/*
+ * What follows the seconds of a date-time of len (20 to 35) bytes: an
+ * optional fraction of 1 to 9 digits, then "Z" or +HH:MM / -HH:MM.
+ */
+
+static int
+cms_rfc3339_zone(const char *s, size_t len)
+{
+    int     oh, om;
+    size_t  i;
 
     i = 19;
 
@@ -266,53 +277,67 @@ cms_cstr(char *dst, size_t size, const char *s, size_t len)
 int
 cms_utf8_valid(const char *s, size_t len)
 {
-    size_t          i, n, k;
-    uint32_t        cp, min;
-    unsigned char   c;
+    size_t                n, i;
+    const unsigned char  *p;
+
+    p = (const unsigned char *) s;
 
     for (i = 0; i < len; i += n) {
-        c = (unsigned char) s[i];
 
-        if (c == 0) {
+        if (p[i] == '\0') {
             return 0;
         }
 
-        if (c < 0x80) {
-            n = 1;
-            continue;
-        }
+        n = (p[i] < 0x80) ? 1 : cms_utf8_len(p + i, len - i);
 
-        if ((c & 0xe0) == 0xc0) {
-            n = 2; cp = c & 0x1f; min = 0x80;
-
-        } else if ((c & 0xf0) == 0xe0) {
-            n = 3; cp = c & 0x0f; min = 0x800;
-
-        } else if ((c & 0xf8) == 0xf0) {
-            n = 4; cp = c & 0x07; min = 0x10000;
-
-        } else {
-            return 0;
-        }
-
-        if (n > len - i) {
-            return 0;
-        }
-
-        for (k = 1; k < n; k++) {
-            c = (unsigned char) s[i + k];
-
-            if ((c & 0xc0) != 0x80) {
-                return 0;
-            }
-
-            cp = (cp << 6) | (c & 0x3f);
-        }
-
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+        if (n == 0) {
             return 0;
         }
     }
 
     return 1;
+}
+
+
+size_t
+cms_utf8_len(const unsigned char *p, size_t len)
+{
+    size_t    n, i;
+    uint32_t  c, min;
+
+    if (*p >= 0xc2 && *p <= 0xdf) {
+        n = 2;
+        min = 0x80;
+
+    } else if (*p >= 0xe0 && *p <= 0xef) {
+        n = 3;
+        min = 0x800;
+
+    } else if (*p >= 0xf0 && *p <= 0xf4) {
+        n = 4;
+        min = 0x10000;
+
+    } else {
+        return 0;
+    }
+
+    if (len < n) {
+        return 0;
+    }
+
+    c = *p & (0x7f >> n);      /* the payload bits of the lead byte */
+
+    for (i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+
+        c = (c << 6) | (p[i] & 0x3f);
+    }
+
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
+        return 0;
+    }
+
+    return n;
 }

@@ -63,4 +63,11 @@ int cms_cstr(char *dst, size_t size, const char *s, size_t len);
  */
 int cms_utf8_valid(const char *s, size_t len);
 
+/*
+ * The length (2 to 4) of the well-formed UTF-8 sequence at p[0 .. len),
+ * whose lead byte is 0x80 or more, as cms_utf8_valid() judges it; 0 when
+ * there is none.  For scanners that treat ASCII themselves.
+ */
+size_t cms_utf8_len(const unsigned char *p, size_t len);
+
 #endif /* _CMS_VALIDATE_H_INCLUDED_ */

@@ -96,6 +96,30 @@ typedef struct {
 } cms_admin_query_t;
 
 
+/*
+ * A list command: query, whose one parameter is the id given as
+ * --option, prints one tab-separated line per row.  columns names its
+ * columns in order, as the usage text does; the printer checks that the
+ * query returns that many.
+ */
+typedef struct {
+    const char                  *option;    /* "workspace" */
+    cms_admin_query_t            query;
+    const char                  *columns;   /* "id prefix name ..." */
+} cms_admin_listing_t;
+
+
+/*
+ * A revoke command: query sets revoked_at of the row whose id is $1 (the
+ * first time only) and returns the id; noun names the row in the error
+ * for an id that matches none.
+ */
+typedef struct {
+    cms_admin_query_t            query;
+    const char                  *noun;      /* "extension key" */
+} cms_admin_revoking_t;
+
+
 /* a freshly minted key: shown once, then only hash and prefix are kept */
 typedef struct {
     char           key[CMS_KEY_MAX_LEN + 1];
@@ -117,6 +141,8 @@ PGresult *cms_admin_pg_run(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
     const char *const *params);
 int cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
     const char *const *params, char *out, size_t size);
+int cms_admin_pg_print_id(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params);
 int cms_admin_check_uuid(const char *what, const char *s);
 int cms_admin_check_text(const char *what, const char *s, size_t min,
     size_t max);
@@ -125,6 +151,12 @@ int cms_admin_check_printable(const char *what, const char *s, size_t min,
 int cms_admin_name_list(const char *what, const char *list,
     const char *const *allowed, char *out, size_t size);
 int cms_admin_random(unsigned char *buf, size_t n);
+
+/* cms_admin_list.c */
+int cms_admin_list(cms_admin_ctx_t *ctx, const cms_admin_listing_t *l,
+    const char *id);
+int cms_admin_revoke(cms_admin_ctx_t *ctx, const cms_admin_revoking_t *r,
+    const char *id);
 
 /* cms_admin_secret.c */
 int cms_admin_secret_load(cms_admin_ctx_t *ctx, const char *path);

@@ -58,11 +58,13 @@ static const cms_admin_query_t  cms_admin_extension_insert = {
 };
 
 
-static const cms_admin_query_t  cms_admin_extension_select = {
-    "extension list",
-    "SELECT id, name, version, status FROM extensions"
-    " WHERE facility_id = $1::uuid ORDER BY name, id",
-    1, NULL
+static const cms_admin_listing_t  cms_admin_extension_listing = {
+    "facility",
+    { "extension list",
+      "SELECT id, name, version, status FROM extensions"
+      " WHERE facility_id = $1::uuid ORDER BY name, id",
+      1, NULL },
+    "id name version status"
 };
 
 
@@ -98,25 +100,28 @@ static const cms_admin_query_t  cms_admin_extkey_extension = {
     1, NULL
 };
 
-static const cms_admin_query_t  cms_admin_extkey_select = {
-    "extkey list",
-    "SELECT id, key_prefix,"
-    "       CASE WHEN livemode THEN 'live' ELSE 'sandbox' END,"
-    "       array_to_string(privileges, ','), cms_ts(created_at),"
-    "       coalesce(cms_ts(expires_at), '-'),"
-    "       coalesce(cms_ts(revoked_at), '-')"
-    " FROM extension_keys WHERE extension_id = $1::uuid"
-    " ORDER BY created_at, id",
-    1, NULL
+static const cms_admin_listing_t  cms_admin_extkey_listing = {
+    "extension",
+    { "extkey list",
+      "SELECT id, key_prefix,"
+      "       CASE WHEN livemode THEN 'live' ELSE 'sandbox' END,"
+      "       array_to_string(privileges, ','), cms_ts(created_at),"
+      "       coalesce(cms_ts(expires_at), '-'),"
+      "       coalesce(cms_ts(revoked_at), '-')"
+      " FROM extension_keys WHERE extension_id = $1::uuid"
+      " ORDER BY created_at, id",
+      1, NULL },
+    "id prefix live|sandbox privileges created_at expires_at revoked_at"
 };
 
 /* revoking twice keeps the first time and is not an error */
 
-static const cms_admin_query_t  cms_admin_extkey_update = {
-    "extkey revoke",
-    "UPDATE extension_keys SET revoked_at = coalesce(revoked_at, now())"
-    " WHERE id = $1::uuid RETURNING id",
-    1, NULL
+static const cms_admin_revoking_t  cms_admin_extkey_revoking = {
+    { "extkey revoke",
+      "UPDATE extension_keys SET revoked_at = coalesce(revoked_at, now())"
+      " WHERE id = $1::uuid RETURNING id",
+      1, NULL },
+    "extension key"
 };
 
 
@@ -148,8 +153,6 @@ static const char *const  cms_admin_ext_privileges[] = {
 int
 cms_admin_facility_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     const char  *params[1];
 
     if (cms_admin_check_printable("name", a->name, 1, 200) != 0) {
@@ -158,17 +161,7 @@ cms_admin_facility_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 
     params[0] = a->name;
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_facility_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("facility create: no id returned")
-                       : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_facility_insert, params);
 }
 
 
@@ -182,8 +175,6 @@ cms_admin_facility_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     char         privileges[CMS_ADMIN_NAME_LIST_LEN];
     const char  *params[7], *status, *category, *required;
 
@@ -220,17 +211,7 @@ cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[5] = required;
     params[6] = privileges;
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_extension_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("extension create: no id returned")
-                       : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_extension_insert, params);
 }
 
 
@@ -242,33 +223,7 @@ cms_admin_extension_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_extension_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          i, j, n;
-    PGresult    *res;
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("facility", a->facility) != 0) {
-        return -1;
-    }
-
-    params[0] = a->facility;
-
-    res = cms_admin_pg_run(ctx, &cms_admin_extension_select, params);
-
-    if (res == NULL) {
-        return -1;
-    }
-
-    n = PQntuples(res);
-
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < 4; j++) {
-            printf("%s%c", PQgetvalue(res, i, j), j < 3 ? '\t' : '\n');
-        }
-    }
-
-    PQclear(res);
-
-    return 0;
+    return cms_admin_list(ctx, &cms_admin_extension_listing, a->facility);
 }
 
 
@@ -340,33 +295,7 @@ cms_admin_extkey_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_extkey_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          i, j, n;
-    PGresult    *res;
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("extension", a->extension) != 0) {
-        return -1;
-    }
-
-    params[0] = a->extension;
-
-    res = cms_admin_pg_run(ctx, &cms_admin_extkey_select, params);
-
-    if (res == NULL) {
-        return -1;
-    }
-
-    n = PQntuples(res);
-
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < 7; j++) {
-            printf("%s%c", PQgetvalue(res, i, j), j < 6 ? '\t' : '\n');
-        }
-    }
-
-    PQclear(res);
-
-    return 0;
+    return cms_admin_list(ctx, &cms_admin_extkey_listing, a->extension);
 }
 
 
@@ -378,31 +307,7 @@ cms_admin_extkey_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("id", a->id) != 0) {
-        return -1;
-    }
-
-    params[0] = a->id;
-
-    rc = cms_admin_pg_one(ctx, &cms_admin_extkey_update, params, id,
-                          sizeof(id));
-
-    if (rc == 0) {
-        return cms_admin_error("extkey revoke: no extension key with id "
-                               "\"%s\"", a->id);
-    }
-
-    if (rc < 0) {
-        return -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_revoke(ctx, &cms_admin_extkey_revoking, a->id);
 }
 
 
@@ -415,8 +320,6 @@ cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     const char  *params[5];
 
     if (cms_admin_check_uuid("facility", a->facility) != 0
@@ -435,17 +338,7 @@ cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[3] = a->amount;
     params[4] = a->currency;
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_invoice_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("invoice create: no id returned")
-                       : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_invoice_insert, params);
 }
 
 

@@ -31,6 +31,7 @@ static int cms_admin_parse_ttl(const char *s, long *ttl);
 static int cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id,
     long ttl);
 static int cms_admin_scopes(const char *list, char *out, size_t size);
+static int cms_admin_scope_check(const char *p, size_t n, unsigned *seen);
 static int cms_admin_scope_index(const char *s, size_t n);
 
 
@@ -62,21 +63,25 @@ static const cms_admin_query_t  cms_admin_key_insert = {
     6, cms_admin_key_errors
 };
 
-static const cms_admin_query_t  cms_admin_key_select = {
-    "key list",
-    "SELECT id, key_prefix, name, array_to_string(scopes, ','),"
-    "       cms_ts(created_at), coalesce(cms_ts(revoked_at), '-')"
-    " FROM api_keys WHERE workspace_id = $1::uuid ORDER BY created_at, id",
-    1, NULL
+static const cms_admin_listing_t  cms_admin_key_listing = {
+    "workspace",
+    { "key list",
+      "SELECT id, key_prefix, name, array_to_string(scopes, ','),"
+      "       cms_ts(created_at), coalesce(cms_ts(revoked_at), '-')"
+      " FROM api_keys WHERE workspace_id = $1::uuid"
+      " ORDER BY created_at, id",
+      1, NULL },
+    "id prefix name scopes created_at revoked_at"
 };
 
 /* revoking twice keeps the first time and is not an error */
 
-static const cms_admin_query_t  cms_admin_key_update = {
-    "key revoke",
-    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())"
-    " WHERE id = $1::uuid RETURNING id",
-    1, NULL
+static const cms_admin_revoking_t  cms_admin_key_revoking = {
+    { "key revoke",
+      "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())"
+      " WHERE id = $1::uuid RETURNING id",
+      1, NULL },
+    "key"
 };
 
 
@@ -194,33 +199,7 @@ cms_admin_key_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_key_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          i, j, n;
-    PGresult    *res;
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("workspace", a->workspace) != 0) {
-        return -1;
-    }
-
-    params[0] = a->workspace;
-
-    res = cms_admin_pg_run(ctx, &cms_admin_key_select, params);
-
-    if (res == NULL) {
-        return -1;
-    }
-
-    n = PQntuples(res);
-
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < 6; j++) {
-            printf("%s%c", PQgetvalue(res, i, j), j < 5 ? '\t' : '\n');
-        }
-    }
-
-    PQclear(res);
-
-    return 0;
+    return cms_admin_list(ctx, &cms_admin_key_listing, a->workspace);
 }
 
 
@@ -232,30 +211,7 @@ cms_admin_key_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_key_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("id", a->id) != 0) {
-        return -1;
-    }
-
-    params[0] = a->id;
-
-    rc = cms_admin_pg_one(ctx, &cms_admin_key_update, params, id,
-                          sizeof(id));
-
-    if (rc == 0) {
-        return cms_admin_error("key revoke: no key with id \"%s\"", a->id);
-    }
-
-    if (rc < 0) {
-        return -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_revoke(ctx, &cms_admin_key_revoking, a->id);
 }
 
 
@@ -341,7 +297,6 @@ cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id, long ttl)
 static int
 cms_admin_scopes(const char *list, char *out, size_t size)
 {
-    int          i;
     size_t       n, used;
     unsigned     seen;
     const char  *p, *e;
@@ -359,20 +314,9 @@ cms_admin_scopes(const char *list, char *out, size_t size)
         e = strchr(p, ',');
         n = e ? (size_t) (e - p) : strlen(p);
 
-        i = cms_admin_scope_index(p, n);
-
-        if (i < 0) {
-            return cms_admin_error("--scopes: \"%.*s\" is not RESOURCE:read "
-                                   "or RESOURCE:write (see cms-admin help)",
-                                   (int) n, p);
+        if (cms_admin_scope_check(p, n, &seen) != 0) {
+            return -1;
         }
-
-        if (seen & (1u << i)) {
-            return cms_admin_error("--scopes: \"%.*s\" is listed twice",
-                                   (int) n, p);
-        }
-
-        seen |= 1u << i;
 
         /* cannot fail for distinct scopes; checked all the same */
 
@@ -390,6 +334,32 @@ cms_admin_scopes(const char *list, char *out, size_t size)
     }
 
     out[used] = '\0';
+
+    return 0;
+}
+
+
+/* the scope p[0 .. n): known, and not in seen, where it is added */
+
+static int
+cms_admin_scope_check(const char *p, size_t n, unsigned *seen)
+{
+    int  i;
+
+    i = cms_admin_scope_index(p, n);
+
+    if (i < 0) {
+        return cms_admin_error("--scopes: \"%.*s\" is not RESOURCE:read "
+                               "or RESOURCE:write (see cms-admin help)",
+                               (int) n, p);
+    }
+
+    if (*seen & (1u << i)) {
+        return cms_admin_error("--scopes: \"%.*s\" is listed twice",
+                               (int) n, p);
+    }
+
+    *seen |= 1u << i;
 
     return 0;
 }

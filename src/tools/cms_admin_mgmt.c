@@ -29,22 +29,26 @@ static const cms_admin_query_t  cms_admin_admin_insert = {
     5, cms_admin_admin_errors
 };
 
-static const cms_admin_query_t  cms_admin_admin_select = {
-    "admin list",
-    "SELECT id, key_prefix, name, array_to_string(privileges, ','),"
-    "       cms_ts(created_at), coalesce(cms_ts(revoked_at), '-')"
-    " FROM admin_credentials WHERE facility_id = $1::uuid"
-    " ORDER BY created_at, id",
-    1, NULL
+static const cms_admin_listing_t  cms_admin_admin_listing = {
+    "facility",
+    { "admin list",
+      "SELECT id, key_prefix, name, array_to_string(privileges, ','),"
+      "       cms_ts(created_at), coalesce(cms_ts(revoked_at), '-')"
+      " FROM admin_credentials WHERE facility_id = $1::uuid"
+      " ORDER BY created_at, id",
+      1, NULL },
+    "id prefix name privileges created_at revoked_at"
 };
 
 /* revoking twice keeps the first time and is not an error */
 
-static const cms_admin_query_t  cms_admin_admin_update = {
-    "admin revoke",
-    "UPDATE admin_credentials SET revoked_at = coalesce(revoked_at, now())"
-    " WHERE id = $1::uuid RETURNING id",
-    1, NULL
+static const cms_admin_revoking_t  cms_admin_admin_revoking = {
+    { "admin revoke",
+      "UPDATE admin_credentials"
+      " SET revoked_at = coalesce(revoked_at, now())"
+      " WHERE id = $1::uuid RETURNING id",
+      1, NULL },
+    "admin credential"
 };
 
 
@@ -140,33 +144,7 @@ cms_admin_admin_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_admin_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          i, j, n;
-    PGresult    *res;
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("facility", a->facility) != 0) {
-        return -1;
-    }
-
-    params[0] = a->facility;
-
-    res = cms_admin_pg_run(ctx, &cms_admin_admin_select, params);
-
-    if (res == NULL) {
-        return -1;
-    }
-
-    n = PQntuples(res);
-
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < 6; j++) {
-            printf("%s%c", PQgetvalue(res, i, j), j < 5 ? '\t' : '\n');
-        }
-    }
-
-    PQclear(res);
-
-    return 0;
+    return cms_admin_list(ctx, &cms_admin_admin_listing, a->facility);
 }
 
 
@@ -178,31 +156,7 @@ cms_admin_admin_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 int
 cms_admin_admin_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
-    int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
-    const char  *params[1];
-
-    if (cms_admin_check_uuid("id", a->id) != 0) {
-        return -1;
-    }
-
-    params[0] = a->id;
-
-    rc = cms_admin_pg_one(ctx, &cms_admin_admin_update, params, id,
-                          sizeof(id));
-
-    if (rc == 0) {
-        return cms_admin_error("admin revoke: no admin credential with id "
-                               "\"%s\"", a->id);
-    }
-
-    if (rc < 0) {
-        return -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_revoke(ctx, &cms_admin_admin_revoking, a->id);
 }
 
 

@@ -16,6 +16,10 @@
 
 static void cms_admin_pg_report(const cms_admin_query_t *q,
     const PGresult *res);
+static int cms_admin_name_check(const char *what, const char *p, size_t n,
+    const char *const *allowed);
+static int cms_admin_name_new(const char *what, const char *list,
+    const char *p, size_t n);
 
 
 /*
@@ -130,6 +134,31 @@ cms_admin_pg_one(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
 
 
 /*
+ * Runs q, which inserts one row and returns its id, and prints the id.
+ * Returns 0, or -1 (printed: "<q->what>: no id returned" when q returned
+ * no row).
+ */
+
+int
+cms_admin_pg_print_id(cms_admin_ctx_t *ctx, const cms_admin_query_t *q,
+    const char *const *params)
+{
+    int   rc;
+    char  id[CMS_ADMIN_ID_LEN + 1];
+
+    rc = cms_admin_pg_one(ctx, q, params, id, sizeof(id));
+
+    if (rc != 1) {
+        return rc == 0 ? cms_admin_error("%s: no id returned", q->what) : -1;
+    }
+
+    printf("%s\n", id);
+
+    return 0;
+}
+
+
+/*
  * 0 when s is a UUID in canonical text form; else prints that the option
  * named what is not one and returns -1.  Checked before any query so that
  * a typo reads as such, not as an SQL error.
@@ -213,24 +242,19 @@ int
 cms_admin_name_list(const char *what, const char *list,
     const char *const *allowed, char *out, size_t size)
 {
-    int           count;
-    char          names[256];
-    size_t        n, m, used, len;
-    const char   *p, *e, *q, *f;
-    const char   *const *a;
+    size_t       n, used;
+    const char  *p, *e;
 
     if (list == NULL) {
         return cms_admin_error("--%s is required (\"\" for none)", what);
     }
 
-    count = 0;
-    used = 0;
-
     if (size < 3) {
         return cms_admin_error("--%s: too long", what);
     }
 
-    out[used++] = '{';
+    out[0] = '{';
+    used = 1;
 
     /* an empty list skips the loop; an empty element is refused */
 
@@ -238,51 +262,10 @@ cms_admin_name_list(const char *what, const char *list,
         e = strchr(p, ',');
         n = e ? (size_t) (e - p) : strlen(p);
 
-        if (allowed != NULL) {
-            for (a = allowed; *a != NULL; a++) {
-                if (strlen(*a) == n && memcmp(p, *a, n) == 0) {
-                    break;
-                }
-            }
-
-            if (*a == NULL) {
-                len = 0;
-                names[0] = '\0';
-
-                for (a = allowed; *a != NULL && len < sizeof(names); a++) {
-                    len += (size_t) snprintf(names + len,
-                                             sizeof(names) - len, "%s%s",
-                                             len ? " " : "", *a);
-                }
-
-                return cms_admin_error("--%s: \"%.*s\" is not one of %s",
-                                       what, (int) n, p, names);
-            }
-
-        } else if (n < 1 || n > CMS_ADMIN_NAME_MAX
-                   || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_:.-")
-                      < n)
+        if (cms_admin_name_check(what, p, n, allowed) != 0
+            || cms_admin_name_new(what, list, p, n) != 0)
         {
-            return cms_admin_error("--%s: \"%.*s\" is not a name of 1 to %d "
-                                   "characters a-z 0-9 _ : . -", what,
-                                   (int) n, p, CMS_ADMIN_NAME_MAX);
-        }
-
-        /* the same name earlier in the list? */
-
-        for (q = list; q < p; q = f + 1) {
-            f = strchr(q, ',');
-            m = (size_t) (f - q);   /* q < p: a ',' follows */
-
-            if (m == n && memcmp(q, p, n) == 0) {
-                return cms_admin_error("--%s: \"%.*s\" is listed twice",
-                                       what, (int) n, p);
-            }
-        }
-
-        if (++count > CMS_ADMIN_NAMES_MAX) {
-            return cms_admin_error("--%s: more than %d names", what,
-                                   CMS_ADMIN_NAMES_MAX);
+            return -1;
         }
 
         /* '"' name '"' and ',' or '}' + NUL */
@@ -305,6 +288,87 @@ cms_admin_name_list(const char *what, const char *list,
 
     out[used++] = '}';
     out[used] = '\0';
+
+    return 0;
+}
+
+
+/*
+ * The name p[0 .. n) of the list --what: one of allowed, or without
+ * allowed, [a-z0-9_:.-]{1,CMS_ADMIN_NAME_MAX}.  0, or -1 (printed, with
+ * the allowed names).
+ */
+
+static int
+cms_admin_name_check(const char *what, const char *p, size_t n,
+    const char *const *allowed)
+{
+    char                names[256];
+    size_t              len;
+    const char *const  *a;
+
+    if (allowed == NULL) {
+        if (n < 1 || n > CMS_ADMIN_NAME_MAX
+            || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_:.-") < n)
+        {
+            return cms_admin_error("--%s: \"%.*s\" is not a name of 1 to %d "
+                                   "characters a-z 0-9 _ : . -", what,
+                                   (int) n, p, CMS_ADMIN_NAME_MAX);
+        }
+
+        return 0;
+    }
+
+    for (a = allowed; *a != NULL; a++) {
+        if (strlen(*a) == n && memcmp(p, *a, n) == 0) {
+            return 0;
+        }
+    }
+
+    len = 0;
+    names[0] = '\0';
+
+    for (a = allowed; *a != NULL && len < sizeof(names); a++) {
+        len += (size_t) snprintf(names + len, sizeof(names) - len, "%s%s",
+                                 len ? " " : "", *a);
+    }
+
+    return cms_admin_error("--%s: \"%.*s\" is not one of %s", what, (int) n,
+                           p, names);
+}
+
+
+/*
+ * 0 when the name p[0 .. n) does not stand earlier in list and is one of
+ * its first CMS_ADMIN_NAMES_MAX names; else -1 (printed).
+ */
+
+static int
+cms_admin_name_new(const char *what, const char *list, const char *p,
+    size_t n)
+{
+    int          count;
+    size_t       m;
+    const char  *q, *f;
+
+    count = 1;
+
+    for (q = list; q < p; q = f + 1) {
+        f = strchr(q, ',');
+        m = (size_t) (f - q);   /* q < p: a ',' follows */
+
+        if (m == n && memcmp(q, p, n) == 0) {
+            return cms_admin_error("--%s: \"%.*s\" is listed twice", what,
+                                   (int) n, p);
+        }
+
+        count++;
+    }
+
+    if (count > CMS_ADMIN_NAMES_MAX) {
+        return cms_admin_error("--%s: more than %d names", what,
+                               CMS_ADMIN_NAMES_MAX);
+    }
 
     return 0;
 }

@@ -12,6 +12,9 @@
 #include <string.h>
 
 
+static size_t cms_admin_secret_trim(const unsigned char *s, size_t n);
+
+
 /*
  * Reads the key file at path into ctx->secret: its bytes without trailing
  * '\n', '\r', ' ' and '\t', which must leave CMS_ADMIN_SECRET_MIN to
@@ -53,12 +56,7 @@ cms_admin_secret_load(cms_admin_ctx_t *ctx, const char *path)
                                path, CMS_ADMIN_SECRET_MAX - 1);
     }
 
-    while (n > 0 && (ctx->secret[n - 1] == '\n' || ctx->secret[n - 1] == '\r'
-                     || ctx->secret[n - 1] == ' '
-                     || ctx->secret[n - 1] == '\t'))
-    {
-        n--;
-    }
+    n = cms_admin_secret_trim(ctx->secret, n);
 
     if (n < CMS_ADMIN_SECRET_MIN) {
         return cms_admin_error("secret file \"%s\" must hold between %d and "
@@ -70,6 +68,22 @@ cms_admin_secret_load(cms_admin_ctx_t *ctx, const char *path)
     ctx->secret_len = n;
 
     return 0;
+}
+
+
+/* the length of s[0 .. n) without trailing '\n', '\r', ' ' and '\t' */
+
+static size_t
+cms_admin_secret_trim(const unsigned char *s, size_t n)
+{
+    while (n > 0
+           && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '
+               || s[n - 1] == '\t'))
+    {
+        n--;
+    }
+
+    return n;
 }
 
 

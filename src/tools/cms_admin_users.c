@@ -98,7 +98,6 @@ int
 cms_admin_user_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
     int          rc;
-    char         id[CMS_ADMIN_ID_LEN + 1];
     char         pw[CMS_PASSWORD_MAX_LEN + 2];
     char         encoded[CMS_PASSWORD_ENCODED_LEN];
     const char  *params[5];
@@ -124,16 +123,7 @@ cms_admin_user_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[3] = a->verified ? "true" : "false";
     params[4] = a->inactive ? "false" : "true";
 
-    rc = cms_admin_pg_one(ctx, &cms_admin_user_insert, params, id,
-                          sizeof(id));
-
-    if (rc != 1) {
-        return rc == 0 ? cms_admin_error("user create: no id returned") : -1;
-    }
-
-    printf("%s\n", id);
-
-    return 0;
+    return cms_admin_pg_print_id(ctx, &cms_admin_user_insert, params);
 }
 
 
