@@ -58,9 +58,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     static const char  hex[] = "0123456789ABCDEF";
 
-    s = (const char *) data;
+    /* the first byte sizes the name, the input's first bytes; the reader
+       is never asked for an empty name (cms_query_find() finds none) */
     nlen = size > 0 ? data[0] % 8 : 0;
-    nlen = nlen < size ? nlen : 0;
+
+    if (nlen == 0 || nlen >= size) {
+        return 0;
+    }
+
+    s = (const char *) data;
 
     n = cms_query_find(s, size, s, nlen, &val, &vlen);
 

@@ -23,6 +23,8 @@ typedef struct {
 } ngx_http_cms_json_buf_t;
 
 
+static ngx_int_t ngx_http_cms_json_refused(ngx_http_request_t *r,
+    cms_fields_error_t *err);
 static int ngx_http_cms_json_append(const char *p, size_t n, void *data);
 static void ngx_http_cms_json_cleanup(void *data);
 
@@ -392,8 +394,6 @@ ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
     const cms_fields_t *t, int mode, ngx_str_t *args, ngx_uint_t nargs)
 {
     int                  rc;
-    u_char              *msg;
-    size_t               len;
     ngx_uint_t           i;
     cms_fields_out_t     out;
     cms_fields_param_t   params[NGX_HTTP_CMS_JSON_MAX_ARGS];
@@ -425,17 +425,7 @@ ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
     }
 
     if (rc == CMS_FIELDS_REFUSED) {
-        /* the message lives in "out": the error outlives it */
-        len = ngx_strlen(out.err.message) + 1;
-        msg = ngx_pnalloc(r->pool, len);
-        if (msg == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(msg, out.err.message, len);
-
-        return ngx_http_cms_fail_msg(r, out.err.code, out.err.param,
-                                     (char *) msg);
+        return ngx_http_cms_json_refused(r, &out.err);
     }
 
     for (i = 0; i < nargs; i++) {
@@ -447,4 +437,25 @@ ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
     }
 
     return NGX_OK;
+}
+
+
+/* the reader's refusal, recorded; its message lives in "out", the error
+   outlives it */
+static ngx_int_t
+ngx_http_cms_json_refused(ngx_http_request_t *r, cms_fields_error_t *err)
+{
+    u_char  *msg;
+    size_t   len;
+
+    len = ngx_strlen(err->message) + 1;
+
+    msg = ngx_pnalloc(r->pool, len);
+    if (msg == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(msg, err->message, len);
+
+    return ngx_http_cms_fail_msg(r, err->code, err->param, (char *) msg);
 }

@@ -2,8 +2,8 @@
 /*
  * The one reader of what a request asks in its URL and headers: every
  * route reads its query string through it, so every text that reaches a
- * handler (and PostgreSQL) from a query string was percent-decoded, is valid UTF-8 without NUL, has a
- * bounded length and was given once.
+ * handler (and PostgreSQL) from a query string was percent-decoded, is
+ * valid UTF-8 without NUL, has a bounded length and was given once.
  */
 
 

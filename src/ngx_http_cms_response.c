@@ -21,6 +21,8 @@
 #define NGX_HTTP_CMS_ERROR_PARAM_MAX    64
 
 
+static ngx_int_t ngx_http_cms_send_compact(ngx_http_request_t *r,
+    ngx_str_t **body);
 static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t *status, ngx_str_t *body);
 static ngx_int_t ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s,
@@ -162,25 +164,15 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
 {
     ngx_int_t            rc;
     ngx_buf_t           *b;
-    ngx_str_t            id, compact;
+    ngx_str_t            id;
     ngx_chain_t          out;
     ngx_http_cms_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
-    /*
-     * Every answer is compact JSON: what PostgreSQL's json functions wrote
-     * ({"a" : 1}) loses its spaces here, at the one exit, into a copy (the
-     * body may be read-only); compact text goes through untouched.
-     */
-    if (cms_json_loose(body->data, body->len)) {
-        compact.data = ngx_pnalloc(r->pool, body->len);
-        if (compact.data == NULL) {
-            return NGX_ERROR;
-        }
-
-        compact.len = cms_json_compact(body->data, body->len, compact.data);
-        body = &compact;
+    /* every answer is compact JSON, whatever wrote it */
+    if (ngx_http_cms_send_compact(r, &body) != NGX_OK) {
+        return NGX_ERROR;
     }
 
     if (ctx != NULL && ctx->record != NULL) {
@@ -192,15 +184,14 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
         return NGX_ERROR;
     }
 
-    if (ctx != NULL) {
-        id.data = ctx->request_id;
-        id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    id.data = ctx ? ctx->request_id : NULL;
+    id.len = ctx ? NGX_HTTP_CMS_REQUEST_ID_LEN : 0;
 
-        if (ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
+    if (id.len
+        && ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
     }
 
     r->headers_out.content_type = ngx_http_cms_json_type;
@@ -212,8 +203,8 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
         r->header_only = 1;
     }
 
+    /* our own answer: the error filter below leaves it alone */
     if (ctx != NULL) {
-        /* our own answer: the error filter below leaves it alone */
         ctx->answering = 1;
     }
 
@@ -229,7 +220,6 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
     }
 
     b = ngx_calloc_buf(r->pool);
-
     if (b == NULL) {
         return NGX_ERROR;
     }
@@ -677,4 +667,35 @@ ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
     body.len = p - body.data;
 
     return ngx_http_cms_send(r, status, &body);
+}
+
+
+/*
+ * What PostgreSQL's json functions wrote ({"a" : 1}) loses its spaces,
+ * into a copy (the body may be read-only); compact text is left as it is.
+ */
+static ngx_int_t
+ngx_http_cms_send_compact(ngx_http_request_t *r, ngx_str_t **body)
+{
+    ngx_str_t  *compact;
+
+    if (!cms_json_loose((*body)->data, (*body)->len)) {
+        return NGX_OK;
+    }
+
+    compact = ngx_palloc(r->pool, sizeof(ngx_str_t));
+    if (compact == NULL) {
+        return NGX_ERROR;
+    }
+
+    compact->data = ngx_pnalloc(r->pool, (*body)->len);
+    if (compact->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    compact->len = cms_json_compact((*body)->data, (*body)->len,
+                                    compact->data);
+    *body = compact;
+
+    return NGX_OK;
 }

@@ -1,0 +1,44 @@
+# The shape of src/ that the next route families are written on (src/README.md): no include
+# or call circle and every arrow pointing down the floors (scripts/deps-check); no file in
+# src/ over 1,000 lines; no function over 80 lines, and those over 50 with a reason
+# (scripts/func-lengths); the README's route table is the one the route tables give.
+# Needs no services: it reads the sources.
+use strict;
+use warnings;
+use Test::More;
+use File::Basename qw(dirname);
+
+my $root = $ENV{TEST_CMS_ROOT} // dirname(__FILE__) . '/..';
+
+my $deps = `perl $root/scripts/deps-check 2>&1`;
+is $?, 0, 'scripts/deps-check: no circle, every arrow points down' or diag $deps;
+
+my $funcs = `cd $root && perl scripts/func-lengths 2>&1`;
+is $?, 0, 'scripts/func-lengths: no function over 80 lines, a reason for each over 50'
+    or diag join "\n", grep { !/^ok / } split /\n/, $funcs;
+
+my @big;
+for my $f (glob("$root/src/*.[ch]"), glob("$root/src/lib/*.[ch]"), glob("$root/src/tools/*.[ch]")) {
+    open my $fh, '<', $f or die "$f: $!";
+    my $n = () = <$fh>;
+    push @big, "$f: $n lines" if $n > 1000;
+}
+is_deeply \@big, [], 'no source file over 1,000 lines';
+
+my @wide;
+for my $f (glob("$root/src/*.[ch]"), glob("$root/src/lib/*.[ch]")) {
+    open my $fh, '<', $f or die "$f: $!";
+    while (<$fh>) {
+        chomp;
+        push @wide, "$f:$.: " . length($_) if length($_) > 80;
+    }
+}
+is_deeply \@wide, [], 'no line of src/ over 80 columns';
+
+my $table = `perl $root/scripts/routes --markdown`;
+open my $fh, '<', "$root/README.md" or die "README.md: $!";
+my $readme = do { local $/; <$fh> };
+my ($have) = $readme =~ /<!-- routes: begin[^>]*-->\n(.*?)<!-- routes: end -->/s;
+is $have, $table, 'README.md route table is current (scripts/routes --readme rewrites it)';
+
+done_testing();
