@@ -5,9 +5,10 @@
 # by the same nginx, and pgbench (-M prepared) running the same statement the route runs
 # on the same PostgreSQL. Routes: GET /v1/health (a SELECT 1 and a Redis PING),
 # GET /v1/api/articles/{id} (the key and the article in one statement) and
-# GET /v1/api/articles?limit=20 (the key lookup, then the page; against pgbench running
-# the reference page read on 10,000 articles, not our statement). Prints the rates and
-# the ratios route/static and route/pgbench.
+# GET /v1/api/articles?limit=20 (the key and the page in one statement; against pgbench
+# running the reference page read on 10,000 articles, not our statement), and the list's
+# p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE).
+# Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
 # machine has 2 cores, and wrk, nginx and PostgreSQL share them, so one worker keeps the
@@ -202,6 +203,41 @@ b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/list.sql"
 row "GET /v1/api/articles?limit=20" "$a" "$b" "$tps"
 
+# The list must not cost what the workspace holds: the same page in a workspace of
+# 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency
+# (4 connections: what one client waits, not how much the machine can do).
+scale_ws() {
+    local name=$1 n=$2 w k
+    w=$("${admin[@]}" workspace create --name "$name" --owner bench@example.com)
+    k=$("${admin[@]}" key create --workspace "$w" --creator bench@example.com --name "$name" \
+            --scopes articles:read)
+    psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+        INSERT INTO articles (workspace_id, title, slug, body, status, locale, tags, author_id,
+                              read_time_minutes, published_at, created_at)
+        SELECT '$w', 'Scale article ' || g, 'scale-article-' || g, a.body,
+               (ARRAY['published','draft','scheduled','archived'])[1 + g % 4], a.locale, a.tags,
+               a.author_id, a.read_time_minutes, now(), now() - g * interval '1 second'
+          FROM (SELECT * FROM articles LIMIT 1) a, generate_series(1, $n) g"
+    scale_key=$k
+}
+scale_ws Small 1000; small_key=$scale_key
+scale_ws Large "${BENCH_LARGE:-100000}"; large_key=$scale_key
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM ANALYZE"
+p50() { awk '/^ +50%/ {v=$2; if (v ~ /us$/) {sub(/us$/, "", v); v/=1000} else if (v ~ /ms$/) sub(/ms$/, "", v); else if (v ~ /s$/) {sub(/s$/, "", v); v*=1000}; print v}' <<<"$out"; }
+scale=()
+for w in small large; do
+    k=${w}_key
+    out=$(timeout $((secs + 30)) wrk -t1 -c4 -d"${secs}s" --latency \
+              -H "Authorization: Bearer ${!k}" "$url/v1/api/articles?limit=20")
+    echo; echo "== list of 20 in the $w workspace (4 connections)"
+    echo "$out" | sed -n '/50%/p;/99%/p;/Requests\/sec/p;/Non-2xx/p'
+    grep -q 'Non-2xx' <<<"$out" && { echo "bench: non-2xx answers" >&2; exit 1; }
+    scale+=("$(p50)")
+done
+scale_line=$(printf 'list p50 at 1,000 articles %.2f ms, at %s %.2f ms: ratio %.2f (goal <= 2)' \
+    "${scale[0]}" "${BENCH_LARGE:-100000}" "${scale[1]}" \
+    "$(awk -v a="${scale[1]}" -v b="${scale[0]}" 'BEGIN {print a / b}')")
+
 # The extension surface: 3000 keys of one facility, so that the rate limit
 # (120 burst, 2/s per key) does not cut the measurement short.
 fac=$("${admin[@]}" facility create --name Bench)
@@ -330,6 +366,7 @@ row "POST .../payments/{id}/record" "$a" "$b" "$tps"
 echo
 printf '%-34s %10s %10s %10s %8s %8s\n' "route" "route/s" "static/s" "pgbench" "/static" "/pgbench"
 printf '%s\n' "${results[@]}"
+echo "$scale_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2

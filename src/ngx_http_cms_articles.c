@@ -52,6 +52,13 @@ typedef struct {
 
 static ngx_int_t ngx_http_cms_articles_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_articles_list_args(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
+static ngx_int_t ngx_http_cms_articles_list_fused_args(
+    ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx, ngx_str_t *args,
+    ngx_uint_t *nargs);
+static ngx_int_t ngx_http_cms_articles_listed_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_articles_listed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_articles_get(ngx_http_request_t *r,
@@ -116,36 +123,53 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
         2);
 
 /*
+ * The list's page: the filter of "ws" (the workspace's column), the locale
+ * of "l", status $3 (NULL: all) and the page $4 / $5, read from
+ * articles_list_idx; past the end, one row of NULLs.  Its total comes from
+ * the counters kept by the writes (cms_article_total, sql/0006), never
+ * from counting the workspace.
+ */
+#define NGX_HTTP_CMS_ARTICLES_PAGE(ws)                                        \
+    " CROSS JOIN LATERAL (SELECT cms_article_total(" ws ", l.locale, $3)"     \
+    "  AS total) t"                                                           \
+    " LEFT JOIN LATERAL (SELECT a.id, a.title, a.slug, a.subtitle,"           \
+    "   a.body, cms_article_status(a), a.locale, a.image_url,"                \
+    "   a.category_id, a.author_id, array_to_json(a.tags),"                   \
+    "   a.is_featured, a.is_breaking, a.is_opinion, a.focus_keyword,"         \
+    "   a.read_time_minutes, a.comment_count, cms_ts(a.published_at),"        \
+    "   cms_ts(a.created_at), cms_ts(a.updated_at)"                           \
+    "  FROM articles a WHERE a.workspace_id = " ws                            \
+    "   AND a.deleted_at IS NULL AND a.locale = l.locale"                     \
+    "   AND ($3::text IS NULL OR cms_article_status(a) = $3)"                 \
+    "  ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5) p"           \
+    " ON true"
+
+#define NGX_HTTP_CMS_ARTICLES_LOCALE(ws)                                      \
+    " (SELECT coalesce($2, (SELECT default_locale FROM workspaces"            \
+    "   WHERE id = " ws ")) AS locale) l"
+
+/*
  * $1 workspace, $2 locale or NULL (the workspace's), $3 status or NULL,
  * $4 limit, $5 offset.  Every row: the total, then one article's columns
- * (ngx_http_cms_articles_cols); past the end, one row of NULLs.  The
- * filter is written twice rather than shared through a CTE: a CTE used
- * twice is materialized, which copied every article of the workspace
- * (bodies too) per call.  This way the page is read from
- * articles_list_idx and the count needs no bodies.
+ * (ngx_http_cms_articles_cols).
  */
-#define NGX_HTTP_CMS_ARTICLES_FILTER                                          \
-    " FROM articles a WHERE a.workspace_id = $1 AND a.deleted_at IS NULL"     \
-    "  AND a.locale = l.locale"                                               \
-    "  AND ($3::text IS NULL OR cms_article_status(a) = $3)"
-
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.* FROM"
-        " (SELECT coalesce($2, (SELECT default_locale FROM workspaces"
-        "   WHERE id = $1)) AS locale) l"
-        " CROSS JOIN LATERAL (SELECT count(*) AS total"
-        NGX_HTTP_CMS_ARTICLES_FILTER ") t"
-        " LEFT JOIN LATERAL (SELECT a.id, a.title, a.slug, a.subtitle,"
-        "   a.body, cms_article_status(a), a.locale, a.image_url,"
-        "   a.category_id, a.author_id, array_to_json(a.tags),"
-        "   a.is_featured, a.is_breaking, a.is_opinion, a.focus_keyword,"
-        "   a.read_time_minutes, a.comment_count, cms_ts(a.published_at),"
-        "   cms_ts(a.created_at), cms_ts(a.updated_at)"
-        NGX_HTTP_CMS_ARTICLES_FILTER
-        "  ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5) p"
-        " ON true",
-        5);
+        NGX_HTTP_CMS_ARTICLES_LOCALE("$1")
+        NGX_HTTP_CMS_ARTICLES_PAGE("$1"), 5);
+
+/*
+ * The key and the page in one round trip (GET /v1/api/articles): $1 the
+ * key's HMAC, then as above; every row the key's columns first.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_list_fused_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT k.*, t.total, p.* FROM ("
+        NGX_HTTP_CMS_AUTH_KEY_SQL("") ") k"
+        " CROSS JOIN LATERAL"
+        NGX_HTTP_CMS_ARTICLES_LOCALE("k.workspace_id")
+        NGX_HTTP_CMS_ARTICLES_PAGE("k.workspace_id"), 5);
 
 /* the article object of cms_article_json(), from the list's columns */
 static const ngx_http_cms_col_t  ngx_http_cms_articles_cols[] = {
@@ -178,6 +202,16 @@ static const ngx_http_cms_record_t  ngx_http_cms_article = {
 };
 
 
+static ngx_http_cms_fused_t  ngx_http_cms_articles_get_fused = {
+    &ngx_http_cms_articles_get_fused_sql, NULL
+};
+
+static ngx_http_cms_fused_t  ngx_http_cms_articles_list_fused = {
+    &ngx_http_cms_articles_list_fused_sql,
+    ngx_http_cms_articles_list_fused_args
+};
+
+
 #define NGX_HTTP_CMS_ART_READ   NGX_HTTP_CMS_SCOPE_ARTICLES_READ
 #define NGX_HTTP_CMS_ART_WRITE  NGX_HTTP_CMS_SCOPE_ARTICLES_WRITE
 
@@ -190,7 +224,8 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/api/articles"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_READ,
-      ngx_http_cms_articles_list, NULL, NULL,
+      ngx_http_cms_articles_list, &ngx_http_cms_articles_list_fused,
+      ngx_http_cms_articles_listed_fused,
       NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_POST, ngx_string("/api/articles"),
@@ -200,7 +235,7 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_READ,
-      ngx_http_cms_articles_get, &ngx_http_cms_articles_get_fused_sql,
+      ngx_http_cms_articles_get, &ngx_http_cms_articles_get_fused,
       ngx_http_cms_articles_got_fused,
       NGX_HTTP_CMS_ROLE_VIEWER },
 
@@ -223,15 +258,35 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 static ngx_int_t
 ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t             rc;
-    ngx_str_t             args[5];
-    ngx_http_cms_page_t  *page;
+    ngx_int_t  rc;
+    ngx_str_t  args[5];
 
     args[0] = ctx->principal.workspace_id;
 
-    rc = ngx_http_cms_query_arg(r, "locale", 64, &args[1]);
+    rc = ngx_http_cms_articles_list_args(r, ctx, &args[1]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
-    if (rc == NGX_OK && !cms_locale_valid((char *) args[1].data, args[1].len))
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_list_sql, args, 5,
+                                 ngx_http_cms_articles_listed);
+}
+
+
+/*
+ * The query's locale, status and page as $2 .. $5 (args[0 .. 3]), the
+ * page kept in ctx->data.  NGX_OK, or the error recorded.
+ */
+static ngx_int_t
+ngx_http_cms_articles_list_args(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_query_arg(r, "locale", 64, &args[0]);
+
+    if (rc == NGX_OK && !cms_locale_valid((char *) args[0].data, args[0].len))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "locale");
     }
@@ -240,9 +295,9 @@ ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
-    rc = ngx_http_cms_query_arg(r, "status", 64, &args[2]);
+    rc = ngx_http_cms_query_arg(r, "status", 64, &args[1]);
 
-    if (rc == NGX_OK && !ngx_http_cms_articles_status_valid(&args[2])) {
+    if (rc == NGX_OK && !ngx_http_cms_articles_status_valid(&args[1])) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS, "status");
     }
 
@@ -250,20 +305,45 @@ ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
-    page = ngx_palloc(r->pool, sizeof(ngx_http_cms_page_t));
+    page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
     if (page == NULL) {
         return NGX_ERROR;
     }
 
-    rc = ngx_http_cms_list_page(r, 50, 100, page, &args[3]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
     ctx->data = page;
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_list_sql, args, 5,
-                                 ngx_http_cms_articles_listed);
+    return ngx_http_cms_list_page(r, 50, 100, page, &args[2]);
+}
+
+
+/*
+ * The fused list's $2 .. $5.  A query the list would refuse declines the
+ * fused read: the key is then checked alone and the handler answers the
+ * query's error, so that a bad credential is told first.
+ */
+static ngx_int_t
+ngx_http_cms_articles_list_fused_args(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_articles_list_args(r, ctx, args);
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    if (rc != NGX_OK) {
+        ctx->has_err = 0;
+        return NGX_DECLINED;
+    }
+
+    page = ctx->data;
+    page->base = NGX_HTTP_CMS_AUTH_KEY_COLUMNS;
+    *nargs = 4;
+
+    return NGX_OK;
 }
 
 
@@ -278,6 +358,15 @@ ngx_http_cms_articles_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
+    return ngx_http_cms_list_send(r, &ngx_http_cms_article, res, ctx->data);
+}
+
+
+/* the page came with the key: its columns after the key's */
+static ngx_int_t
+ngx_http_cms_articles_listed_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
     return ngx_http_cms_list_send(r, &ngx_http_cms_article, res, ctx->data);
 }
 

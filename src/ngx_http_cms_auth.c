@@ -244,8 +244,9 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
 /*
  * The Bearer key, if its format and checksum hold and it is of kind "live"
- * or "sandbox", as the hex HMAC to look up (also kept in ctx->data for the
- * constant-time comparison).  Sets principal.livemode.  NGX_OK or 401.
+ * or "sandbox", as the hex HMAC to look up (also kept in
+ * principal.key_hmac for the constant-time comparison).  Sets
+ * principal.livemode.  NGX_OK or 401.
  */
 static ngx_int_t
 ngx_http_cms_auth_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
@@ -285,23 +286,28 @@ ngx_http_cms_auth_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     cms_hex_encode(hash, sizeof(hash), (char *) hex->data);
     hex->len = 2 * sizeof(hash);
 
-    ctx->data = hex->data;
+    ctx->principal.key_hmac = hex->data;
 
     return NGX_OK;
 }
 
 
-/* the key and the record in one statement: $1 the hash, $2.. the ids */
+/*
+ * The key and the record in one statement: $1 the hash, $2.. the ids, or
+ * what the route's fused_args() gives; when it declines, the key alone.
+ */
 static ngx_int_t
 ngx_http_cms_auth_fused(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *hash)
 {
+    ngx_int_t   rc;
     ngx_str_t   args[NGX_HTTP_CMS_MAX_PARAMS + 1];
-    ngx_uint_t  i;
+    ngx_uint_t  i, n;
 
     args[0] = *hash;
+    n = ctx->nparams;
 
-    for (i = 0; i < ctx->nparams; i++) {
+    for (i = 0; i < n; i++) {
         args[i + 1] = ctx->params[i];
 
         /* a malformed id finds nothing, after the key is checked */
@@ -310,7 +316,22 @@ ngx_http_cms_auth_fused(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         }
     }
 
-    return ngx_http_cms_pg_query(r, ctx->route->fused, args, ctx->nparams + 1,
+    if (ctx->route->fused->args != NULL) {
+        rc = ctx->route->fused->args(r, ctx, &args[1], &n);
+
+        if (rc == NGX_DECLINED) {
+            return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_key_sql,
+                                         hash, 1, ngx_http_cms_auth_key_done);
+        }
+
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    ctx->fused_read = 1;
+
+    return ngx_http_cms_pg_query(r, ctx->route->fused->stmt, args, n + 1,
                                  ngx_http_cms_auth_key_done);
 }
 
@@ -330,9 +351,12 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    if (PQntuples(res) != 1
+    /* one row, or a fused list's rows: the key's columns on each */
+    if (PQntuples(res) < 1
+        || (!ctx->fused_read && PQntuples(res) != 1)
         || ngx_strlen(PQgetvalue(res, 0, 6)) != 64
-        || CRYPTO_memcmp(PQgetvalue(res, 0, 6), ctx->data, 64) != 0)
+        || CRYPTO_memcmp(PQgetvalue(res, 0, 6), ctx->principal.key_hmac, 64)
+           != 0)
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }
@@ -359,7 +383,7 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                  NULL);
     }
 
-    if (ctx->route->fused == NULL) {
+    if (!ctx->fused_read) {
         return ctx->resume(r, ctx);
     }
 
@@ -451,7 +475,8 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     if (PQntuples(res) != 1
         || PQgetlength(res, 0, 5) != 64
-        || CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->data, 64) != 0)
+        || CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->principal.key_hmac, 64)
+           != 0)
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }
@@ -481,8 +506,6 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                             (u_char *) v,
                                             (u_char *) v + ngx_strlen(v));
     }
-
-    ctx->data = NULL;
 
     return ctx->resume(r, ctx);
 }

@@ -293,7 +293,7 @@ ngx_http_cms_json_no_body(ngx_http_request_t *r, json_t *body)
 
 
 size_t
-ngx_http_cms_json_row_len(PGresult *res, int row,
+ngx_http_cms_json_row_len(PGresult *res, int row, ngx_uint_t base,
     const ngx_http_cms_col_t *cols, ngx_uint_t n)
 {
     int         c;
@@ -304,7 +304,7 @@ ngx_http_cms_json_row_len(PGresult *res, int row,
     len = 2 + (n ? n - 1 : 0);
 
     for (i = 0; i < n; i++) {
-        c = (int) cols[i].column;
+        c = (int) (base + cols[i].column);
 
         /* "name": */
         len += ngx_strlen(cols[i].name) + 3;
@@ -336,7 +336,7 @@ ngx_http_cms_json_row_len(PGresult *res, int row,
 
 
 u_char *
-ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
+ngx_http_cms_json_row(u_char *p, PGresult *res, int row, ngx_uint_t base,
     const ngx_http_cms_col_t *cols, ngx_uint_t n)
 {
     int          c;
@@ -346,7 +346,7 @@ ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
     *p++ = '{';
 
     for (i = 0; i < n; i++) {
-        c = (int) cols[i].column;
+        c = (int) (base + cols[i].column);
 
         if (i) {
             *p++ = ',';

@@ -74,16 +74,18 @@ size_t ngx_http_cms_json_escaped_len(const u_char *s, size_t len);
 
 /*
  * Row "row" of "res" as a compact JSON object of the members "cols" (n of
- * them, terminated by nothing: n counts them): ngx_http_cms_json_row_len()
+ * them, terminated by nothing: n counts them), their column numbers counted
+ * from column "base" (0, or where a fused statement's record begins):
+ * ngx_http_cms_json_row_len()
  * is the exact length, ngx_http_cms_json_row() writes it at "p" and
  * returns the end.  The caller checked the result's shape: every column
  * named exists.  Numbers and json columns come from PostgreSQL and are
  * written as they are.
  */
-size_t ngx_http_cms_json_row_len(PGresult *res, int row,
+size_t ngx_http_cms_json_row_len(PGresult *res, int row, ngx_uint_t base,
     const ngx_http_cms_col_t *cols, ngx_uint_t n);
 u_char *ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
-    const ngx_http_cms_col_t *cols, ngx_uint_t n);
+    ngx_uint_t base, const ngx_http_cms_col_t *cols, ngx_uint_t n);
 
 
 /*

@@ -11,11 +11,12 @@
 #include "ngx_http_cms_list.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_error.h"
 
 
 static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
-    const ngx_http_cms_record_t *rec, PGresult *res, int rows, size_t more,
-    ngx_str_t *body);
+    const ngx_http_cms_record_t *rec, PGresult *res, int rows,
+    ngx_uint_t base, size_t more, ngx_str_t *body);
 
 
 ngx_int_t
@@ -28,6 +29,7 @@ ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
 
     page->limit = def;
     page->offset = 0;
+    page->base = 0;
 
     rc = ngx_http_cms_query_uint(r, "limit", &n);
 
@@ -40,10 +42,16 @@ ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
 
     rc = ngx_http_cms_query_uint(r, "offset", &n);
 
-    if (rc == NGX_OK && n <= NGX_HTTP_CMS_LIST_MAX_OFFSET) {
+    if (rc == NGX_OK && n > NGX_HTTP_CMS_LIST_MAX_OFFSET) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
+                                     "offset", "offset must be at most "
+                                     NGX_HTTP_CMS_LIST_MAX_OFFSET_TEXT);
+    }
+
+    if (rc == NGX_OK) {
         page->offset = n;
 
-    } else if (rc != NGX_OK && rc != NGX_DECLINED && rc != NGX_ABORT) {
+    } else if (rc != NGX_DECLINED && rc != NGX_ABORT) {
         return rc;
     }
 
@@ -76,18 +84,19 @@ ngx_http_cms_list_send(ngx_http_request_t *r,
 
     rows = PQntuples(res);
 
-    if (rows < 1 || PQnfields(res) < 2) {
+    if (rows < 1 || PQnfields(res) < (int) page->base + 2) {
         ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
                       "cms: a page query returned the wrong shape");
         return NGX_ERROR;
     }
 
-    if (PQgetisnull(res, 0, (int) rec->cols[0].column)) {
+    if (PQgetisnull(res, 0, (int) (page->base + rec->cols[0].column))) {
         rows = 0;
     }
 
-    p = ngx_http_cms_list_items(r, rec, res, rows,
-                                PQgetlength(res, 0, 0) + 3 * NGX_INT_T_LEN
+    p = ngx_http_cms_list_items(r, rec, res, rows, page->base,
+                                PQgetlength(res, 0, page->base)
+                                + 3 * NGX_INT_T_LEN
                                 + sizeof(",\"pagination\":{\"total\":,"
                                          "\"limit\":,\"offset\":}}"),
                                 &body);
@@ -96,8 +105,8 @@ ngx_http_cms_list_send(ngx_http_request_t *r,
     }
 
     p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"limit\":%ui,"
-                    "\"offset\":%ui}}", PQgetvalue(res, 0, 0), page->limit,
-                    page->offset);
+                    "\"offset\":%ui}}", PQgetvalue(res, 0, page->base),
+                    page->limit, page->offset);
     body.len = p - body.data;
 
     return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
@@ -111,7 +120,7 @@ ngx_http_cms_list_send_all(ngx_http_request_t *r,
     u_char     *p;
     ngx_str_t   body;
 
-    p = ngx_http_cms_list_items(r, rec, res, PQntuples(res), 1, &body);
+    p = ngx_http_cms_list_items(r, rec, res, PQntuples(res), 0, 1, &body);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -127,8 +136,8 @@ ngx_http_cms_list_send_all(ngx_http_request_t *r,
    returns where the rest goes, or NULL */
 static u_char *
 ngx_http_cms_list_items(ngx_http_request_t *r,
-    const ngx_http_cms_record_t *rec, PGresult *res, int rows, size_t more,
-    ngx_str_t *body)
+    const ngx_http_cms_record_t *rec, PGresult *res, int rows,
+    ngx_uint_t base, size_t more, ngx_str_t *body)
 {
     int      row;
     size_t   len;
@@ -137,7 +146,8 @@ ngx_http_cms_list_items(ngx_http_request_t *r,
     len = ngx_strlen(rec->list) + sizeof("{\"\":[]") + more;
 
     for (row = 0; row < rows; row++) {
-        len += ngx_http_cms_json_row_len(res, row, rec->cols, rec->ncols) + 1;
+        len += ngx_http_cms_json_row_len(res, row, base, rec->cols,
+                                         rec->ncols) + 1;
     }
 
     p = ngx_pnalloc(r->pool, len);
@@ -153,7 +163,7 @@ ngx_http_cms_list_items(ngx_http_request_t *r,
             *p++ = ',';
         }
 
-        p = ngx_http_cms_json_row(p, res, row, rec->cols, rec->ncols);
+        p = ngx_http_cms_json_row(p, res, row, base, rec->cols, rec->ncols);
     }
 
     *p++ = ']';

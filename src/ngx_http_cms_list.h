@@ -16,34 +16,43 @@
 #include "ngx_http_cms_json.h"
 
 
-/* the deepest page an offset reaches (README, Pagination) */
-#define NGX_HTTP_CMS_LIST_MAX_OFFSET  10000000
+/*
+ * The deepest page an offset reaches (README, Pagination): the database
+ * walks every row an offset skips, so a deeper one is refused (400).
+ */
+#define NGX_HTTP_CMS_LIST_MAX_OFFSET       100000
+#define NGX_HTTP_CMS_LIST_MAX_OFFSET_TEXT  "100000"
 
 
 typedef struct {
     ngx_uint_t                  limit;
     ngx_uint_t                  offset;
+    ngx_uint_t                  base;      /* where the total's column is:
+                                              0, or after a fused key's */
 } ngx_http_cms_page_t;
 
 
 /*
  * The page a content-API list asks for: "limit" (default "def", 1..max;
  * anything else falls back to the default) and "offset" (default 0; not a
- * number or beyond NGX_HTTP_CMS_LIST_MAX_OFFSET: 0): the spec asks for
- * fallbacks, not errors.  With "args" (room for two), also the two as
- * statement arguments.  Returns NGX_OK, or the query reader's 400 for text
- * that is not clean (repeated, bad escape, invalid UTF-8, NUL), or
- * NGX_ERROR.
+ * whole number: 0): the spec asks for fallbacks, not errors.  An offset
+ * beyond NGX_HTTP_CMS_LIST_MAX_OFFSET is 400 invalid_field_value (a
+ * fallback to the first page would loop a client walking the pages).
+ * page->base is 0.  With "args" (room for two), also limit and offset as
+ * statement arguments.  Returns NGX_OK, the error recorded (also the query
+ * reader's 400 for text that is not clean: repeated, bad escape, invalid
+ * UTF-8, NUL), or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
     ngx_uint_t max, ngx_http_cms_page_t *page, ngx_str_t *args);
 
 /*
  * Sends {"<list>": [items], "pagination": {"total", "limit", "offset"}}
- * from "res", whose every row holds the total in column 0 and one item in
- * the record's columns; a page past the end is one row whose first item
- * column is NULL (the item query LEFT JOINed to the count).  Returns the
- * handler contract's codes (NGX_OK once sent).
+ * from "res", whose every row holds the total in column page->base and
+ * one item in the record's columns (counted from there); a page past the
+ * end is one row whose first item column is NULL (the item query LEFT
+ * JOINed to the count).  Returns the handler contract's codes (NGX_OK once
+ * sent).
  */
 ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, ngx_http_cms_page_t *page);

@@ -105,6 +105,8 @@ typedef struct {
     ngx_str_t                   user_id;
     ngx_str_t                   workspace_id;
     ngx_str_t                   key_id;       /* secret keys */
+    u_char                     *key_hmac;     /* secret keys: the hex
+                                                 HMAC looked up */
     ngx_str_t                   session_id;   /* sessions: "sid" claim */
     time_t                      expires;      /* sessions: "exp" claim */
     ngx_str_t                   user_json;    /* sessions: the user record */
@@ -169,6 +171,8 @@ struct ngx_http_cms_ctx_s {
     unsigned                    replaced:1;
     unsigned                    finalized:1;
     unsigned                    has_err:1;
+    unsigned                    fused_read:1;  /* the key came with the
+                                                  route's record */
 };
 
 

@@ -17,6 +17,24 @@
 #include "ngx_http_cms_pg.h"
 
 
+typedef ngx_int_t (*ngx_http_cms_args_pt)(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs);
+
+
+/*
+ * A secret-key read in one statement with the key (see fused below).  A
+ * statement that takes more than the path parameters (a list's filters
+ * and page) names what fills $2.. (at most NGX_HTTP_CMS_MAX_PARAMS):
+ * args() answers NGX_OK with *nargs set, NGX_DECLINED to check the key
+ * alone and run the handler (which then answers the query's error), or
+ * NGX_ERROR.
+ */
+typedef struct {
+    ngx_http_cms_pg_stmt_t     *stmt;
+    ngx_http_cms_args_pt        args;
+} ngx_http_cms_fused_t;
+
+
 struct ngx_http_cms_route_s {
     ngx_uint_t                  method;     /* NGX_HTTP_GET, ... */
     ngx_str_t                   pattern;    /* below /v1, ":x" = one segment */
@@ -31,7 +49,7 @@ struct ngx_http_cms_route_s {
      * those of NGX_HTTP_CMS_AUTH_KEY_SQL.  fused_done() then answers from
      * the same result instead of handler().
      */
-    ngx_http_cms_pg_stmt_t     *fused;
+    ngx_http_cms_fused_t       *fused;
     ngx_http_cms_pg_done_pt     fused_done;
 
     /*

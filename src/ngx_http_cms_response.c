@@ -653,7 +653,7 @@ ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     len = ngx_strlen(rec->name) + sizeof("{\"\":}")
-          + ngx_http_cms_json_row_len(res, 0, rec->cols, rec->ncols);
+          + ngx_http_cms_json_row_len(res, 0, 0, rec->cols, rec->ncols);
 
     p = ngx_pnalloc(r->pool, len);
     if (p == NULL) {
@@ -662,7 +662,7 @@ ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
 
     body.data = p;
     p = ngx_sprintf(p, "{\"%s\":", rec->name);
-    p = ngx_http_cms_json_row(p, res, 0, rec->cols, rec->ncols);
+    p = ngx_http_cms_json_row(p, res, 0, 0, rec->cols, rec->ncols);
     *p++ = '}';
     body.len = p - body.data;
 

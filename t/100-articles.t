@@ -651,6 +651,50 @@ my $theirs = mk($K2, { title => 'Theirs', status => 'published' });
         'another workspace\'s key: its own total';
     ok !grep({ my $x = $_->{id}; grep { $_->{id} eq $x } @made } @{$ol->{articles}}),
         'another workspace\'s key sees none of these';
+
+    # The total comes from counters the writes keep (sql/0006): it follows
+    # status and locale changes, SQL writes too, and a scheduled article
+    # whose time has come counts as published.
+    my $real = sub {
+        my ($loc, $st) = @_;
+        my $f = $st ? "AND cms_article_status(a) = '$st'" : '';
+        return one("SELECT count(*) FROM articles a WHERE workspace_id = '$lw' AND locale = '$loc'"
+                   . " AND deleted_at IS NULL $f");
+    };
+    # ($want{draft}[0] is the one deleted above)
+    is req(PATCH => "/v1/api/articles/$want{draft}[1]", $LK, { status => 'in_review' })->{status}, 200,
+        'count: a draft to review';
+    is req(PATCH => "/v1/api/articles/$want{draft}[2]", $LK, { locale => 'de' })->{status}, 200,
+        'count: a draft to de';
+    psql("UPDATE articles SET status = 'scheduled', published_at = now() - interval '1 hour'"
+         . " WHERE id = '$want{archived}[0]'");
+    psql("UPDATE articles SET status = 'scheduled', published_at = now() + interval '1 day'"
+         . " WHERE id = '$want{archived}[1]'");
+    for my $loc (qw(en de fr)) {
+        for my $st (undef, qw(draft in_review scheduled published archived)) {
+            my $q = "?locale=$loc" . ($st ? "&status=$st" : '') . '&limit=1';
+            is req(GET => "/v1/api/articles$q", $LR)->{json}{pagination}{total}, $real->($loc, $st),
+                "count: total of $q is the real count";
+        }
+    }
+    is $page->('?locale=en&status=scheduled')->[2][0], $want{archived}[1], 'count: only the future one is scheduled';
+    ok grep({ $_ eq $want{archived}[0] } @{$page->('?locale=en&status=published')->[2]}),
+        'count: the due one is listed as published';
+
+    # The deepest offset (README, Pagination): beyond it 400, not a silent first page.
+    is_deeply $page->('?locale=en&offset=100000'), [200, { total => $real->('en'), limit => 50, offset => 100000 }, []],
+        'offset=100000 (the cap): an empty page';
+    check_err(req(GET => '/v1/api/articles?offset=100001', $LK), 400, 'invalid_field_value', 'offset beyond the cap');
+
+    # The key and the page are read in one statement; a query the list
+    # refuses falls back to the key alone, so the credential is judged first.
+    my $gone = key($lu->{token}, $lw, 'gone', 'articles:read');
+    psql("UPDATE api_keys SET revoked_at = now() WHERE workspace_id = '$lw' AND name = 'gone'");
+    check_err(req(GET => '/v1/api/articles?status=bogus', $gone), 401, 'invalid_api_key',
+              'a revoked key and a bad query: 401 first');
+    check_err(req(GET => '/v1/api/articles', $gone), 401, 'invalid_api_key', 'a revoked key: 401');
+    check_err(req(GET => '/v1/api/articles?offset=100001', $LR), 400, 'invalid_field_value',
+              'a good key and a bad query: the query\'s error');
 }
 
 # --- methods, concurrency, text ---------------------------------------------------------
