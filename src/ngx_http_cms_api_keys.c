@@ -13,6 +13,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_list.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
@@ -46,20 +47,48 @@ static ngx_int_t ngx_http_cms_api_keys_scopes(ngx_http_request_t *r,
     json_t *scopes, ngx_str_t *out);
 
 
+/*
+ * What every statement returns: column 0 the list's total (0 for a single
+ * record, so one record table serves both), then the key's columns.
+ */
+#define NGX_HTTP_CMS_API_KEY_COLUMNS                                         \
+    " k.id, k.workspace_id, k.created_by, k.name, k.key_prefix,"             \
+    " array_to_json(k.scopes), cms_ts(k.created_at), cms_ts(k.revoked_at)"
+
+static const ngx_http_cms_col_t  ngx_http_cms_api_key_cols[] = {
+    { "id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "workspace_id", 2, NGX_HTTP_CMS_COL_STRING },
+    { "created_by", 3, NGX_HTTP_CMS_COL_STRING },
+    { "name", 4, NGX_HTTP_CMS_COL_STRING },
+    { "key_prefix", 5, NGX_HTTP_CMS_COL_STRING },
+    { "scopes", 6, NGX_HTTP_CMS_COL_JSON },
+    { "created_at", 7, NGX_HTTP_CMS_COL_STRING },
+    { "revoked_at", 8, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_api_key = {
+    "api_key", "api_keys", ngx_http_cms_api_key_cols,
+    sizeof(ngx_http_cms_api_key_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_insert_sql =
     ngx_http_cms_pg_stmt(
-        "INSERT INTO api_keys (workspace_id, created_by, name, key_prefix,"
-        " secret_hash, scopes)"
+        "INSERT INTO api_keys AS k (workspace_id, created_by, name,"
+        " key_prefix, secret_hash, scopes)"
         " VALUES ($1, $2, $3, $4, decode($5, 'hex'), string_to_array($6, ' '))"
-        " RETURNING cms_api_key_json(api_keys)::text",
+        " RETURNING 0," NGX_HTTP_CMS_API_KEY_COLUMNS,
         6);
 
+/* $1 workspace, $2 limit, $3 offset; past the end, one row of NULLs */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_list_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT coalesce(json_agg(cms_api_key_json(k)"
-        "  ORDER BY k.created_at DESC, k.id), '[]')::text"
-        " FROM api_keys k WHERE k.workspace_id = $1",
-        1);
+        "SELECT t.total, p.* FROM"
+        " (SELECT count(*) AS total FROM api_keys WHERE workspace_id = $1) t"
+        " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_API_KEY_COLUMNS
+        "  FROM api_keys k WHERE k.workspace_id = $1"
+        "  ORDER BY k.created_at DESC, k.id LIMIT $2 OFFSET $3) p ON true",
+        3);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_revoke_sql =
     ngx_http_cms_pg_stmt(
@@ -70,7 +99,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_revoke_sql =
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_get_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_api_key_json(k)::text FROM api_keys k"
+        "SELECT 0," NGX_HTTP_CMS_API_KEY_COLUMNS " FROM api_keys k"
         " WHERE k.id = $1 AND k.workspace_id = $2",
         2);
 
@@ -149,28 +178,19 @@ static ngx_int_t
 ngx_http_cms_api_keys_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
-    size_t      len;
-    ngx_int_t   rc;
-    ngx_str_t   body, *secret;
+    ngx_int_t     rc;
+    ngx_keyval_t  secret;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    secret = ctx->data;
-    len = PQgetlength(res, 0, 0);
+    ngx_str_set(&secret.key, "secret");
+    secret.value = *(ngx_str_t *) ctx->data;
 
-    body.data = ngx_pnalloc(r->pool, len + secret->len + 32);
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    body.len = ngx_sprintf(body.data, "{\"api_key\":%*s,\"secret\":\"%V\"}",
-                           len, PQgetvalue(res, 0, 0), secret)
-               - body.data;
-
-    return ngx_http_cms_send(r, NGX_HTTP_CREATED, &body);
+    return ngx_http_cms_send_row_with(r, NGX_HTTP_CREATED,
+                                      &ngx_http_cms_api_key, res, &secret);
 }
 
 
@@ -235,9 +255,12 @@ ngx_http_cms_api_keys_scopes(ngx_http_request_t *r, json_t *scopes,
 static ngx_int_t
 ngx_http_cms_api_keys_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_api_keys_list_sql,
-                                 &ctx->principal.workspace_id, 1,
-                                 ngx_http_cms_api_keys_listed);
+    ngx_str_t  args[3];
+
+    args[0] = ctx->principal.workspace_id;
+
+    return ngx_http_cms_list_query(r, &ngx_http_cms_api_keys_list_sql, args, 3,
+                                   ngx_http_cms_api_keys_listed);
 }
 
 
@@ -252,7 +275,7 @@ ngx_http_cms_api_keys_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "api_keys", res);
+    return ngx_http_cms_list_send(r, &ngx_http_cms_api_key, res, ctx->data);
 }
 
 
@@ -317,5 +340,5 @@ ngx_http_cms_api_keys_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "api_key", res);
+    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_api_key, res);
 }

@@ -18,6 +18,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_list.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
@@ -28,8 +29,6 @@
 
 static ngx_int_t ngx_http_cms_extensions_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_extensions_limit(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_extensions_listed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_extensions_configure(ngx_http_request_t *r,
@@ -56,14 +55,55 @@ static ngx_int_t ngx_http_cms_extensions_value(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_extensions_plain(json_t *row, json_t *v);
 
 
+/* an extension as the list answers it */
+static const ngx_http_cms_col_t  ngx_http_cms_extension_cols[] = {
+    { "name", 0, NGX_HTTP_CMS_COL_STRING },
+    { "version", 1, NGX_HTTP_CMS_COL_STRING },
+    { "category", 2, NGX_HTTP_CMS_COL_STRING },
+    { "is_enabled", 3, NGX_HTTP_CMS_COL_BOOL },
+    { "status", 4, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 5, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_extension = {
+    "extension", "extensions", ngx_http_cms_extension_cols,
+    sizeof(ngx_http_cms_extension_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+/* what reload answers: name and status, or NULLs and whether it exists */
+static const ngx_http_cms_col_t  ngx_http_cms_extension_reload_cols[] = {
+    { "name", 0, NGX_HTTP_CMS_COL_STRING },
+    { "status", 1, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_extension_reload = {
+    NULL, NULL, ngx_http_cms_extension_reload_cols,
+    sizeof(ngx_http_cms_extension_reload_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+/* what rotation answers (with the new key's secret) */
+static const ngx_http_cms_col_t  ngx_http_cms_extension_rotated_cols[] = {
+    { "name", 0, NGX_HTTP_CMS_COL_STRING },
+    { "api_key_id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "previous_keys_expire_at", 2, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_extension_rotated = {
+    NULL, NULL, ngx_http_cms_extension_rotated_cols,
+    sizeof(ngx_http_cms_extension_rotated_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+
+/* $1 facility, $2 category, $3 enabled, $4 starting_after, $5 limit + 1 */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_list_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_extension_json(e)::text FROM extensions e"
+        "SELECT e.name, e.version, e.category, e.is_enabled, e.status,"
+        " cms_ts(e.updated_at) FROM extensions e"
         " WHERE e.facility_id = $1"
         "  AND ($2::text IS NULL OR e.category = $2)"
         "  AND ($3::boolean IS NULL OR e.is_enabled = $3)"
         "  AND ($4::text IS NULL OR e.name > $4)"
-        " ORDER BY e.name LIMIT $5::integer + 1",
+        " ORDER BY e.name LIMIT $5::integer",
         5);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_manifest_sql =
@@ -86,16 +126,16 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_reload_sql =
         "   updated_at = now()"
         "  WHERE facility_id = $1 AND name = $2 AND status = 'running'"
         "  RETURNING name, status)"
-        " SELECT (SELECT json_build_object('name', u.name,"
-        "   'status', u.status)::text FROM u),"
-        "  EXISTS (SELECT 1 FROM extensions"
-        "   WHERE facility_id = $1 AND name = $2)",
+        " SELECT u.name, u.status, EXISTS (SELECT 1 FROM extensions"
+        "   WHERE facility_id = $1 AND name = $2)"
+        " FROM (VALUES (1)) v LEFT JOIN u ON true",
         3);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_rotate_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_extension_key_rotate($1, $2, $3, decode($4, 'hex'),"
-        " make_interval(secs => $5::float8))::text",
+        "SELECT name, api_key_id, previous_keys_expire_at"
+        " FROM cms_extension_key_rotate_row($1, $2, $3, decode($4, 'hex'),"
+        "  make_interval(secs => $5::float8))",
         5);
 
 
@@ -133,13 +173,13 @@ ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
 static ngx_int_t
 ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-    ngx_str_t  args[5], v;
+    ngx_int_t               rc;
+    ngx_str_t               args[5], v;
+    ngx_http_cms_cursor_t  *cur;
 
     args[0] = ctx->principal.facility_id;
     ngx_str_null(&args[1]);
     ngx_str_null(&args[2]);
-    ngx_str_null(&args[3]);
 
     rc = ngx_http_cms_query_arg(r, "category", 64, &args[1]);
     if (rc != NGX_OK && rc != NGX_DECLINED) {
@@ -163,109 +203,36 @@ ngx_http_cms_extensions_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
-    rc = ngx_http_cms_query_arg(r, "starting_after", 64, &args[3]);
-    if (rc != NGX_OK && rc != NGX_DECLINED) {
-        return rc;
+    cur = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_cursor_t));
+    if (cur == NULL) {
+        return NGX_ERROR;
     }
 
-    rc = ngx_http_cms_extensions_limit(r, ctx, &args[4]);
+    rc = ngx_http_cms_list_cursor(r, 20, 100, cur, &args[3]);
     if (rc != NGX_OK) {
         return rc;
     }
+
+    ctx->data = cur;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_list_sql, args, 5,
                                  ngx_http_cms_extensions_listed);
 }
 
 
-/* ?limit= (1 to 100, else 20) as the query's $5, and in ctx->data the
-   page size the rows are cut to */
-static ngx_int_t
-ngx_http_cms_extensions_limit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *arg)
-{
-    ngx_int_t    rc;
-    ngx_uint_t   n, *limit;
-
-    ngx_str_set(arg, "20");
-
-    rc = ngx_http_cms_query_uint(r, "limit", &n);
-
-    if (rc == NGX_ABORT || (rc == NGX_OK && (n < 1 || n > 100))) {
-        return ngx_http_cms_extensions_invalid(r, "limit",
-                                               "limit must be an integer "
-                                               "from 1 to 100");
-    }
-
-    if (rc == NGX_OK) {
-        arg->data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-        if (arg->data == NULL) {
-            return NGX_ERROR;
-        }
-
-        arg->len = ngx_sprintf(arg->data, "%ui", n) - arg->data;
-
-    } else if (rc != NGX_DECLINED) {
-        return rc;
-    }
-
-    limit = ngx_palloc(r->pool, sizeof(ngx_uint_t));
-    if (limit == NULL) {
-        return NGX_ERROR;
-    }
-
-    *limit = ngx_atoi(arg->data, arg->len);
-    ctx->data = limit;
-
-    return NGX_OK;
-}
-
-
-/* the page written from the rows: {data: [...], has_more} */
 static ngx_int_t
 ngx_http_cms_extensions_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
-    int         i, rows;
-    u_char     *p;
-    size_t      len;
-    ngx_int_t   rc;
-    ngx_str_t   body;
-    ngx_uint_t  limit;
+    ngx_int_t  rc;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    limit = *(ngx_uint_t *) ctx->data;
-    rows = ngx_min(PQntuples(res), (int) limit);
-    len = sizeof("{\"data\":[],\"has_more\":false}");
-
-    for (i = 0; i < rows; i++) {
-        len += PQgetlength(res, i, 0) + 1;
-    }
-
-    body.data = ngx_pnalloc(r->pool, len);
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_cpymem(body.data, "{\"data\":[", 9);
-
-    for (i = 0; i < rows; i++) {
-        if (i) {
-            *p++ = ',';
-        }
-
-        p = ngx_cpymem(p, PQgetvalue(res, i, 0), PQgetlength(res, i, 0));
-    }
-
-    p = ngx_sprintf(p, "],\"has_more\":%s}",
-                    PQntuples(res) > (int) limit ? "true" : "false");
-    body.len = p - body.data;
-
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_cms_list_send_cursor(r, &ngx_http_cms_extension, res,
+                                         ctx->data);
 }
 
 
@@ -634,16 +601,17 @@ ngx_http_cms_extensions_reloaded(ngx_http_request_t *r,
     }
 
     if (PQgetisnull(res, 0, 0)) {
-        return ngx_http_cms_fail_msg(r, PQgetvalue(res, 0, 1)[0] == 't'
+        return ngx_http_cms_fail_msg(r, PQgetvalue(res, 0, 2)[0] == 't'
                                         ? NGX_HTTP_CMS_ERR_INVALID_STATE
                                         : NGX_HTTP_CMS_ERR_NOT_FOUND,
                                      NULL,
-                                     PQgetvalue(res, 0, 1)[0] == 't'
+                                     PQgetvalue(res, 0, 2)[0] == 't'
                                      ? "Only a running extension reloads"
                                      : NULL);
     }
 
-    return ngx_http_cms_send_column(r, NGX_HTTP_OK, NULL, res, 0);
+    return ngx_http_cms_send_row(r, NGX_HTTP_OK,
+                                 &ngx_http_cms_extension_reload, res);
 }
 
 
@@ -707,28 +675,23 @@ ngx_http_cms_extensions_rotated(ngx_http_request_t *r,
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
-    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_OK, res, ctx->data);
+    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_OK,
+                                            &ngx_http_cms_extension_rotated,
+                                            res, ctx->data);
 }
 
 
-/* the row's JSON object with "api_key": the secret, answered this once */
+/* the row's members with "api_key": the secret, answered this once */
 ngx_int_t
 ngx_http_cms_extensions_send_key(ngx_http_request_t *r, ngx_uint_t status,
-    PGresult *res, ngx_str_t *secret)
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_str_t *secret)
 {
-    json_t  *json;
+    ngx_keyval_t  key;
 
-    json = json_loadb(PQgetvalue(res, 0, 0), PQgetlength(res, 0, 0), 0, NULL);
-    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK
-        || json_object_set_new(json, "api_key",
-                               json_stringn((char *) secret->data,
-                                            secret->len))
-           != 0)
-    {
-        return NGX_ERROR;
-    }
+    ngx_str_set(&key.key, "api_key");
+    key.value = *secret;
 
-    return ngx_http_cms_send_json(r, status, json);
+    return ngx_http_cms_send_row_with(r, status, rec, res, &key);
 }
 
 

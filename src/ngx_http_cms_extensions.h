@@ -56,12 +56,14 @@ ngx_int_t ngx_http_cms_extensions_ui_token(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 /*
- * Answers column 0 of res's first row, a JSON object, with "api_key": the
- * new key's secret added (it is shown this once).  NGX_OK (sent) or
- * NGX_ERROR; never finalizes the request.
+ * Answers res's first row as the members of "rec" (a record without a
+ * name: written flat) with "api_key": the new key's secret added (it is
+ * shown this once).  Returns the handler contract's codes; never finalizes
+ * the request.
  */
 ngx_int_t ngx_http_cms_extensions_send_key(ngx_http_request_t *r,
-    ngx_uint_t status, PGresult *res, ngx_str_t *secret);
+    ngx_uint_t status, const ngx_http_cms_record_t *rec, PGresult *res,
+    ngx_str_t *secret);
 
 /* ctx->params[0] checked as an extension name: NGX_OK, else 404 */
 ngx_int_t ngx_http_cms_extensions_name(ngx_http_request_t *r,

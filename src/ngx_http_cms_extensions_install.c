@@ -72,6 +72,20 @@ static void ngx_http_cms_extensions_describe_fields(cms_manifest_t *m,
 static json_t *ngx_http_cms_extensions_default(const cms_toml_node_t *def);
 
 
+/* what install answers (with the new key's secret) */
+static const ngx_http_cms_col_t  ngx_http_cms_extension_installed_cols[] = {
+    { "name", 0, NGX_HTTP_CMS_COL_STRING },
+    { "version", 1, NGX_HTTP_CMS_COL_STRING },
+    { "status", 2, NGX_HTTP_CMS_COL_STRING },
+    { "api_key_id", 3, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_extension_installed = {
+    NULL, NULL, ngx_http_cms_extension_installed_cols,
+    sizeof(ngx_http_cms_extension_installed_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+
 /* $1 id, $2 facility, $3 name, $4 version, $5 category, $6 manifest,
    $7 required privilege, $8 privileges, $9 url, $10 config rows,
    $11 key prefix, $12 key hash */
@@ -93,8 +107,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_install_sql =
         "   privileges, key_prefix, secret_hash)"
         "  SELECT e.id, e.facility_id, true, e.privileges, $11,"
         "   decode($12, 'hex') FROM e RETURNING id)"
-        " SELECT json_build_object('name', e.name, 'version', e.version,"
-        "  'status', e.status, 'api_key_id', k.id)::text FROM e, k",
+        " SELECT e.name, e.version, e.status, k.id FROM e, k",
         12);
 
 
@@ -632,8 +645,9 @@ ngx_http_cms_extensions_installed(ngx_http_request_t *r,
 
     in = ctx->data;
 
-    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_CREATED, res,
-                                            &in->path);
+    return ngx_http_cms_extensions_send_key(r, NGX_HTTP_CREATED,
+                                            &ngx_http_cms_extension_installed,
+                                            res, &in->path);
 }
 
 

@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
 #include "ngx_http_cms_list.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_response.h"
@@ -17,6 +18,8 @@
 static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, int rows,
     ngx_uint_t base, size_t more, ngx_str_t *body);
+static ngx_int_t ngx_http_cms_list_bad_limit(ngx_http_request_t *r,
+    ngx_uint_t max);
 
 
 ngx_int_t
@@ -169,4 +172,133 @@ ngx_http_cms_list_items(ngx_http_request_t *r,
     *p++ = ']';
 
     return p;
+}
+
+
+ngx_int_t
+ngx_http_cms_list_cursor(ngx_http_request_t *r, ngx_uint_t def,
+    ngx_uint_t max, ngx_http_cms_cursor_t *cur, ngx_str_t *args)
+{
+    u_char      *p;
+    ngx_int_t    rc;
+    ngx_uint_t   n;
+
+    /* in the order the extension list read them before: a request with
+       two bad values names the same one */
+    rc = ngx_http_cms_query_arg(r, "starting_after", 64, &cur->after);
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    cur->limit = def;
+
+    rc = ngx_http_cms_query_uint(r, "limit", &n);
+
+    if (rc == NGX_ABORT || (rc == NGX_OK && (n < 1 || n > max))) {
+        return ngx_http_cms_list_bad_limit(r, max);
+    }
+
+    if (rc == NGX_OK) {
+        cur->limit = n;
+
+    } else if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (args == NULL) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    args[0] = cur->after;
+    args[1].data = p;
+    args[1].len = ngx_sprintf(p, "%ui", cur->limit + 1) - p;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_list_send_cursor(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res,
+    ngx_http_cms_cursor_t *cur)
+{
+    int                     rows;
+    u_char                 *p;
+    ngx_str_t               body;
+    ngx_uint_t              more;
+    ngx_http_cms_record_t   data;
+
+    rows = PQntuples(res);
+    more = ((ngx_uint_t) rows > cur->limit);
+
+    if (more) {
+        rows = (int) cur->limit;
+    }
+
+    /* the same items under the extension API's name for a page */
+    data = *rec;
+    data.list = "data";
+
+    p = ngx_http_cms_list_items(r, &data, res, rows, 0,
+                                sizeof(",\"has_more\":false}"), &body);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_sprintf(p, ",\"has_more\":%s}", more ? "true" : "false");
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* 422 validation_error naming limit, with its range */
+static ngx_int_t
+ngx_http_cms_list_bad_limit(ngx_http_request_t *r, ngx_uint_t max)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(r->pool, sizeof("limit must be an integer from 1 to ")
+                             + NGX_INT_T_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(p, "limit must be an integer from 1 to %ui%Z", max);
+
+    return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION, "limit",
+                                 (char *) p);
+}
+
+
+ngx_int_t
+ngx_http_cms_list_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
+    ngx_str_t *args, ngx_uint_t n, ngx_http_cms_pg_done_pt done)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_ctx_t   *ctx;
+    ngx_http_cms_page_t  *page;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    /* zeroed: members added to the page later default to nothing */
+    page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
+    if (ctx == NULL || page == NULL || n < 2) {
+        return NGX_ERROR;
+    }
+
+    rc = ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
+                                NGX_HTTP_CMS_LIST_MAX, page, &args[n - 2]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ctx->data = page;
+
+    return ngx_http_cms_pg_query(r, stmt, args, n, done);
 }

@@ -14,6 +14,7 @@
 #include <ngx_http.h>
 #include <libpq-fe.h>
 #include "ngx_http_cms_json.h"
+#include "ngx_http_cms_pg.h"
 
 
 /*
@@ -64,6 +65,54 @@ ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r,
  */
 ngx_int_t ngx_http_cms_list_send_all(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res);
+
+
+/* the page an extension-API list asks for (ngx_http_cms_list_cursor()) */
+typedef struct {
+    ngx_uint_t                  limit;
+    ngx_str_t                   after;     /* starting_after; NULL: none */
+} ngx_http_cms_cursor_t;
+
+
+/*
+ * The page an extension-API list asks for: "limit" (default "def", 1..max;
+ * anything else, a number out of range or not a number, is 422
+ * validation_error naming it, as Stripe does) and "starting_after" (the
+ * last identifier of the previous page, at most 64 bytes; absent, its data
+ * is NULL).  With "args" (room for two): starting_after (SQL NULL when
+ * absent) and limit + 1, the rows to read (a row past the page says that
+ * there is more).  Returns NGX_OK, the query reader's 400 for text that is
+ * not clean, the 422 recorded, or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_list_cursor(ngx_http_request_t *r, ngx_uint_t def,
+    ngx_uint_t max, ngx_http_cms_cursor_t *cur, ngx_str_t *args);
+
+/*
+ * Sends {"data": [items], "has_more": bool} from "res", one item a row in
+ * the record's columns, read with up to cur->limit + 1 rows: the first
+ * cur->limit are the page, one more sets has_more.  Returns the handler
+ * contract's codes (NGX_OK once sent).
+ */
+ngx_int_t ngx_http_cms_list_send_cursor(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res,
+    ngx_http_cms_cursor_t *cur);
+
+
+/* the content API's page: 50 rows unless asked, at most 100 (README) */
+#define NGX_HTTP_CMS_LIST_DEFAULT  50
+#define NGX_HTTP_CMS_LIST_MAX      100
+
+/*
+ * Runs "stmt" for the page the request asks for (ngx_http_cms_list_page()
+ * with the content API's default and maximum): "args" holds n arguments,
+ * the last two left for limit and offset, which are filled here; the page
+ * goes to ctx->data for "done", which answers with
+ * ngx_http_cms_list_send(r, rec, res, ctx->data).  Returns what
+ * ngx_http_cms_pg_query() returns, or the page reader's codes.
+ */
+ngx_int_t ngx_http_cms_list_query(ngx_http_request_t *r,
+    ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t n,
+    ngx_http_cms_pg_done_pt done);
 
 
 #endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

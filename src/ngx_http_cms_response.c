@@ -644,29 +644,7 @@ ngx_int_t
 ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
     const ngx_http_cms_record_t *rec, PGresult *res)
 {
-    u_char     *p;
-    size_t      len;
-    ngx_str_t   body;
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    len = ngx_strlen(rec->name) + sizeof("{\"\":}")
-          + ngx_http_cms_json_row_len(res, 0, 0, rec->cols, rec->ncols);
-
-    p = ngx_pnalloc(r->pool, len);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    body.data = p;
-    p = ngx_sprintf(p, "{\"%s\":", rec->name);
-    p = ngx_http_cms_json_row(p, res, 0, 0, rec->cols, rec->ncols);
-    *p++ = '}';
-    body.len = p - body.data;
-
-    return ngx_http_cms_send(r, status, &body);
+    return ngx_http_cms_send_row_with(r, status, rec, res, NULL);
 }
 
 
@@ -698,4 +676,59 @@ ngx_http_cms_send_compact(ngx_http_request_t *r, ngx_str_t **body)
     *body = compact;
 
     return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_send_row_with(ngx_http_request_t *r, ngx_uint_t status,
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_keyval_t *extra)
+{
+    u_char     *p;
+    size_t      len;
+    ngx_str_t   body;
+
+    if (PQntuples(res) == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    len = sizeof("{\"\":}")
+          + ngx_http_cms_json_row_len(res, 0, 0, rec->cols, rec->ncols);
+
+    if (rec->name) {
+        len += ngx_strlen(rec->name);
+    }
+
+    if (extra) {
+        len += extra->key.len + sizeof(",\"\":")
+               + ngx_http_cms_json_escaped_len(extra->value.data,
+                                               extra->value.len);
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    body.data = p;
+
+    if (rec->name) {
+        p = ngx_sprintf(p, "{\"%s\":", rec->name);
+    }
+
+    p = ngx_http_cms_json_row(p, res, 0, 0, rec->cols, rec->ncols);
+
+    if (rec->name == NULL) {
+        /* the row's members are the answer's: reopen its object */
+        p--;
+    }
+
+    if (extra) {
+        p = ngx_sprintf(p, ",\"%V\":", &extra->key);
+        p = ngx_http_cms_json_escape(p, extra->value.data, extra->value.len);
+    }
+
+    *p++ = '}';
+    body.len = p - body.data;
+
+    return ngx_http_cms_send(r, status, &body);
 }

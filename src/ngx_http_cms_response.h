@@ -88,4 +88,16 @@ ngx_int_t ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
     const ngx_http_cms_record_t *rec, PGresult *res);
 
 
+/*
+ * Sends row 0 of "res" written from the record's columns, with one more
+ * string member "extra" when it is not NULL (a secret shown once):
+ * {"<record name>": {members}, "<key>": "<value>"}, or with the record's
+ * name NULL the row's members themselves, {members, "<key>": "<value>"}.
+ * No row answers 404 not_found.  Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_send_row_with(ngx_http_request_t *r,
+    ngx_uint_t status, const ngx_http_cms_record_t *rec, PGresult *res,
+    ngx_keyval_t *extra);
+
+
 #endif /* _NGX_HTTP_CMS_RESPONSE_H_INCLUDED_ */

@@ -11,6 +11,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
+#include "ngx_http_cms_list.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
@@ -32,6 +33,33 @@ static ngx_int_t ngx_http_cms_workspaces_got(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_workspaces_locale_valid(ngx_str_t *locale);
 
 
+/*
+ * What every statement returns: column 0 the list's total (0 for a single
+ * record, so one record table serves both), then the workspace's columns
+ * and the caller's role in it.
+ */
+#define NGX_HTTP_CMS_WORKSPACE_COLUMNS                                       \
+    " w.id, w.name, w.default_locale, w.plan, w.storage_quota_bytes,"        \
+    " w.suspended, m.role, cms_ts(w.created_at), cms_ts(w.updated_at)"
+
+static const ngx_http_cms_col_t  ngx_http_cms_workspace_cols[] = {
+    { "id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "name", 2, NGX_HTTP_CMS_COL_STRING },
+    { "default_locale", 3, NGX_HTTP_CMS_COL_STRING },
+    { "plan", 4, NGX_HTTP_CMS_COL_STRING },
+    { "storage_quota_bytes", 5, NGX_HTTP_CMS_COL_NUMBER },
+    { "suspended", 6, NGX_HTTP_CMS_COL_BOOL },
+    { "role", 7, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 9, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_workspace = {
+    "workspace", "workspaces", ngx_http_cms_workspace_cols,
+    sizeof(ngx_http_cms_workspace_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_insert_sql =
     ngx_http_cms_pg_stmt(
         "WITH w AS ("
@@ -39,21 +67,24 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_insert_sql =
         "  VALUES ($1, coalesce($2, 'en')) RETURNING *),"
         " m AS ("
         "  INSERT INTO members (workspace_id, user_id, role)"
-        "  SELECT w.id, $3, 'owner' FROM w)"
-        " SELECT cms_workspace_json(w, 'owner')::text FROM w",
+        "  SELECT w.id, $3, 'owner' FROM w RETURNING role)"
+        " SELECT 0," NGX_HTTP_CMS_WORKSPACE_COLUMNS " FROM w, m",
         3);
 
+/* $1 the user, $2 limit, $3 offset; past the end, one row of NULLs */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_list_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT coalesce(json_agg(cms_workspace_json(w, m.role)"
-        "  ORDER BY w.created_at, w.id), '[]')::text"
-        " FROM members m JOIN workspaces w ON w.id = m.workspace_id"
-        " WHERE m.user_id = $1",
-        1);
+        "SELECT t.total, p.* FROM"
+        " (SELECT count(*) AS total FROM members WHERE user_id = $1) t"
+        " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_WORKSPACE_COLUMNS
+        "  FROM members m JOIN workspaces w ON w.id = m.workspace_id"
+        "  WHERE m.user_id = $1"
+        "  ORDER BY w.created_at, w.id LIMIT $2 OFFSET $3) p ON true",
+        3);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_get_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_workspace_json(w, m.role)::text"
+        "SELECT 0," NGX_HTTP_CMS_WORKSPACE_COLUMNS
         " FROM workspaces w JOIN members m ON m.workspace_id = w.id"
         " WHERE w.id = $1 AND m.user_id = $2",
         2);
@@ -132,16 +163,20 @@ ngx_http_cms_workspaces_created(ngx_http_request_t *r,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_CREATED, "workspace", res);
+    return ngx_http_cms_send_row(r, NGX_HTTP_CREATED, &ngx_http_cms_workspace,
+                                 res);
 }
 
 
 static ngx_int_t
 ngx_http_cms_workspaces_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_workspaces_list_sql,
-                                 &ctx->principal.user_id, 1,
-                                 ngx_http_cms_workspaces_listed);
+    ngx_str_t  args[3];
+
+    args[0] = ctx->principal.user_id;
+
+    return ngx_http_cms_list_query(r, &ngx_http_cms_workspaces_list_sql, args,
+                                   3, ngx_http_cms_workspaces_listed);
 }
 
 
@@ -156,7 +191,7 @@ ngx_http_cms_workspaces_listed(ngx_http_request_t *r,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "workspaces", res);
+    return ngx_http_cms_list_send(r, &ngx_http_cms_workspace, res, ctx->data);
 }
 
 
@@ -184,7 +219,7 @@ ngx_http_cms_workspaces_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "workspace", res);
+    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_workspace, res);
 }
 
 

@@ -268,6 +268,29 @@ for my $v ('yes', '1', 'TRUE', '', 'true%20') {
 for my $v ('0', '101', '-1', 'abc', '', '1e2', '99999999999999999999') {
     check_err(req(GET => "/v1/extensions?limit=$v", $KL), 422, 'validation_error', 'limit', "limit=$v");
 }
+# the cursor list's other refusals (the list engine: ngx_http_cms_list_cursor)
+{
+    my $x = req(GET => '/v1/extensions?limit=0', $KL);
+    is $x->{json}{error}{message}, 'limit must be an integer from 1 to 100', 'limit=0: the message gives the range';
+    check_err(req(GET => '/v1/extensions?limit=5&limit=6', $KL), 400, 'invalid_request', 'limit', 'limit given twice');
+    check_err(req(GET => '/v1/extensions?limit=%zz', $KL), 400, 'invalid_request', 'limit', 'limit with a bad escape');
+    check_err(req(GET => '/v1/extensions?starting_after=' . ('a' x 65), $KL), 400, 'invalid_request', 'starting_after',
+              'starting_after over 64 bytes');
+    $x = req(GET => '/v1/extensions?limit=1&starting_after=' . ('z' x 64), $KL);
+    is $x->{status}, 200, 'starting_after of 64 bytes: 200' or diag diag_resp($x);
+    is_deeply $x->{json}, { data => [], has_more => JSON::PP::false }, 'after a name past every other: empty';
+    check_err(req(GET => '/v1/extensions?starting_after=a&starting_after=b', $KL), 400, 'invalid_request',
+              'starting_after', 'starting_after given twice');
+    check_err(req(GET => '/v1/extensions?starting_after=%ff', $KL), 400, 'invalid_request', 'starting_after',
+              'starting_after not UTF-8');
+    check_err(req(GET => '/v1/extensions?starting_after=a%00b', $KL), 400, 'invalid_request', 'starting_after',
+              'starting_after with a NUL');
+    $x = req(GET => '/v1/extensions?starting_after=', $KL);
+    is_deeply [map { $_->{name} } @{$x->{json}{data} // []}], [@names[0 .. 19]],
+              'an empty starting_after: the first page (every name sorts after it)';
+    $x = req(GET => '/v1/extensions?limit=20', $KL);
+    unlike $x->{body}, qr/" : |": |, "/, 'the page is compact JSON';
+}
 
 # --- Idempotency-Key on every POST ------------------------------------------------------------
 {
