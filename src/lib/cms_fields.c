@@ -59,6 +59,8 @@ static int cms_fields_boolean(const cms_fields_t *t, const cms_field_t *f,
     json_t *v, cms_fields_out_t *out);
 static int cms_fields_json(const cms_fields_t *t, const cms_field_t *f,
     json_t *v, cms_fields_out_t *out);
+static int cms_fields_shape(const cms_fields_t *t, const cms_field_t *f,
+    json_t *v, cms_fields_out_t *out);
 static int cms_fields_items(const cms_fields_t *t, const cms_field_t *f,
     json_t *v, cms_fields_out_t *out);
 static size_t cms_fields_json_max(const cms_field_t *f);
@@ -503,17 +505,9 @@ cms_fields_json(const cms_fields_t *t, const cms_field_t *f, json_t *v,
     int                rc;
     cms_fields_sink_t  s;
 
-    if ((f->type == CMS_FIELD_OBJECT && !json_is_object(v))
-        || (f->type == CMS_FIELD_ARRAY && !json_is_array(v)))
-    {
-        return cms_fields_bad_type(t, f, out);
-    }
-
-    if (f->items != NULL) {
-        rc = cms_fields_items(t, f, v, out);
-        if (rc != CMS_FIELDS_OK) {
-            return rc;
-        }
+    rc = cms_fields_shape(t, f, v, out);
+    if (rc != CMS_FIELDS_OK) {
+        return rc;
     }
 
     /* room for the longest text allowed, so "over" is always the client's */
@@ -554,6 +548,21 @@ cms_fields_json(const cms_fields_t *t, const cms_field_t *f, json_t *v,
     out->used += s.len + 1;
 
     return cms_fields_put(t, f, s.p, s.len, out);
+}
+
+
+/* the JSON type of an object or array field, then its items if any */
+static int
+cms_fields_shape(const cms_fields_t *t, const cms_field_t *f, json_t *v,
+    cms_fields_out_t *out)
+{
+    if ((f->type == CMS_FIELD_OBJECT && !json_is_object(v))
+        || (f->type == CMS_FIELD_ARRAY && !json_is_array(v)))
+    {
+        return cms_fields_bad_type(t, f, out);
+    }
+
+    return f->items ? cms_fields_items(t, f, v, out) : CMS_FIELDS_OK;
 }
 
 
