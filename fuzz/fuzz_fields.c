@@ -17,8 +17,12 @@
  *     untouched; a filled one is terminated at len, valid UTF-8 without
  *     NUL, within its field's bounds (characters, value, JSON bytes), and
  *     reads back as its type (number text through strtod/strtoll, JSON
- *     text through json_loadb as an object or array); absent fields are
- *     NULL, explicit null is NULL (create) or the marker (patch);
+ *     text through json_loadb as an object or array; an array with items
+ *     holds that many, each within the item row); absent fields are NULL,
+ *     explicit null is NULL (create) or the marker (patch), or as the
+ *     field's null flag says (absent, the marker on create too);
+ *   - OK: cms_fields_object() writes one member per filled $n, of the
+ *     field's JSON type (null for the marker);
  *   - a smaller buffer gives the same answer, or ERROR.
  */
 
@@ -31,38 +35,52 @@
 
 #include "cms_fields.h"
 #include "cms_text.h"
+#include "cms_uuid.h"
 #include "cms_validate.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 
-#define NPARAMS  12
+#define NPARAMS  15
 
 static const char *const  states[] = { "draft", "in_review", "published",
                                        NULL };
 static const char *const  ignored[] = { "id", "created_at", "updated_at",
                                         NULL };
 
-/* $1 and $12 are the caller's; $3 is shared by subtitle and excerpt */
+/* every item of "labels" */
+static const cms_field_t  label = {
+    NULL, CMS_FIELD_STRING, 0, 0, 0, 0, 1, 5, NULL, cms_slug_valid, 14, NULL
+};
+
+/* $1 and $15 are the caller's; $3 is shared by subtitle and excerpt */
 static const cms_field_t  fields[] = {
     { "title", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 2,
-      11, 0, 1, 20, NULL, NULL },
+      11, 0, 1, 20, NULL, NULL, 0, NULL },
     { "subtitle", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 3, 0, 0, 0, 8, NULL,
-      NULL },
+      NULL, 0, NULL },
     { "excerpt", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 3, 0, 0, 0, 8, NULL,
-      NULL },
-    { "slug", CMS_FIELD_STRING, 0, 4, 0, 12, 1, 30, NULL, cms_slug_valid },
-    { "status", CMS_FIELD_STRING, 0, 5, 0, 13, 1, 20, states, NULL },
+      NULL, 0, NULL },
+    { "slug", CMS_FIELD_STRING, 0, 4, 0, 12, 1, 30, NULL, cms_slug_valid,
+      0, NULL },
+    { "status", CMS_FIELD_STRING, 0, 5, 0, 13, 1, 20, states, NULL, 0, NULL },
     { "order", CMS_FIELD_INTEGER, CMS_FIELD_NULLABLE, 6, 0, 0, -1000, 1000,
-      NULL, NULL },
-    { "amount", CMS_FIELD_NUMBER, 0, 7, 0, 0, -100, 1000000000, NULL, NULL },
-    { "live", CMS_FIELD_BOOLEAN, 0, 8, 0, 0, 0, 0, NULL, NULL },
+      NULL, NULL, 0, NULL },
+    { "amount", CMS_FIELD_NUMBER, 0, 7, 0, 0, -100, 1000000000, NULL, NULL,
+      0, NULL },
+    { "live", CMS_FIELD_BOOLEAN, 0, 8, 0, 0, 0, 0, NULL, NULL, 0, NULL },
     { "data", CMS_FIELD_OBJECT, CMS_FIELD_NULLABLE, 9, 0, 0, 2, 64, NULL,
-      NULL },
-    { "tags", CMS_FIELD_ARRAY, 0, 10, 0, 0, 0, 48, NULL, NULL },
-    { "at", CMS_FIELD_STRING, 0, 11, 0, 0, 20, 35, NULL, cms_rfc3339_valid },
-    { "autosave", CMS_FIELD_BOOLEAN, 0, 0, 0, 0, 0, 0, NULL, NULL },
+      NULL, 0, NULL },
+    { "tags", CMS_FIELD_ARRAY, 0, 10, 0, 0, 0, 48, NULL, NULL, 0, NULL },
+    { "at", CMS_FIELD_STRING, 0, 11, 0, 0, 20, 35, NULL, cms_rfc3339_valid,
+      0, NULL },
+    { "autosave", CMS_FIELD_BOOLEAN, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL },
+    { "labels", CMS_FIELD_ARRAY, 0, 12, 0, 0, 0, 4, NULL, NULL, 0, &label },
+    { "ref", CMS_FIELD_STRING, CMS_FIELD_NULLABLE | CMS_FIELD_NULL_ALWAYS, 13,
+      0, 0, 0, 36, NULL, cms_uuid_valid, 0, NULL },
+    { "note", CMS_FIELD_STRING, CMS_FIELD_NULL_ABSENT, 14, 0, 0, 0, 12, NULL,
+      cms_slug_valid, 13, NULL },
     cms_fields_end
 };
 
@@ -99,6 +117,9 @@ text_ok(const char *p, size_t len)
 }
 
 
+static void items_ok(const cms_field_t *f, json_t *j);
+
+
 static void
 value_ok(const cms_field_t *f, const char *p, size_t len)
 {
@@ -130,14 +151,83 @@ value_ok(const cms_field_t *f, const char *p, size_t len)
         break;
 
     default:
-        must((long long) len >= f->min && (long long) len <= f->max);
         /* without JSON_ALLOW_NUL, so a nested "\u0000" fails here */
         j = json_loadb(p, len, JSON_REJECT_DUPLICATES, NULL);
         must(j != NULL);
         must(f->type == CMS_FIELD_OBJECT ? json_is_object(j)
                                           : json_is_array(j));
+
+        if (f->items == NULL) {
+            must((long long) len >= f->min && (long long) len <= f->max);
+
+        } else {
+            items_ok(f, j);
+        }
+
         json_decref(j);
     }
+}
+
+
+/* an array with items: how many, and each as its item row says */
+static void
+items_ok(const cms_field_t *f, json_t *j)
+{
+    size_t   i;
+    json_t  *e;
+
+    must((long long) json_array_size(j) >= f->min
+         && (long long) json_array_size(j) <= f->max);
+
+    json_array_foreach(j, i, e) {
+        must(json_is_string(e));
+        value_ok(f->items, json_string_value(e), json_string_length(e));
+    }
+}
+
+
+/* the patch object: a member per filled $n, of its field's type */
+static void
+object_ok(const cms_fields_out_t *out)
+{
+    json_t             *obj, *v;
+    const cms_field_t  *f;
+
+    obj = json_object();
+    must(obj != NULL);
+    must(cms_fields_object(&table, out->params, obj) == CMS_FIELDS_OK);
+
+    for (f = fields; f->name != NULL; f++) {
+        v = json_object_get(obj, f->name);
+
+        if (f->param == 0 || out->params[f->param - 1].p == NULL) {
+            must(v == NULL);
+            continue;
+        }
+
+        if (strcmp(f->name, "excerpt") == 0) {
+            must(v == NULL);
+            continue;
+        }
+
+        must(v != NULL);
+
+        if (CMS_FIELDS_IS_NULL(out->params[f->param - 1])) {
+            must(json_is_null(v));
+            continue;
+        }
+
+        switch (f->type) {
+        case CMS_FIELD_STRING:  must(json_is_string(v)); break;
+        case CMS_FIELD_INTEGER: must(json_is_integer(v)); break;
+        case CMS_FIELD_NUMBER:  must(json_is_number(v)); break;
+        case CMS_FIELD_BOOLEAN: must(json_is_boolean(v)); break;
+        case CMS_FIELD_OBJECT:  must(json_is_object(v)); break;
+        default:                must(json_is_array(v));
+        }
+    }
+
+    json_decref(obj);
 }
 
 
@@ -156,7 +246,7 @@ refused_ok(const cms_fields_out_t *out, json_t *body)
               && out->err.message[i] != 0x7f);
     }
 
-    must(out->err.code >= 1 && out->err.code <= 13);
+    must(out->err.code >= 1 && out->err.code <= 14);
 
     if (out->err.param == NULL) {
         must(out->err.code == 1 && !json_is_object(body));
@@ -194,13 +284,20 @@ ok_ok(const cms_fields_out_t *out, json_t *body, int mode)
         v = json_object_get(body, f->name);
 
         if (s->p == NULL) {
-            /* nothing given, or null on create: no other field filled it */
-            must(v == NULL || (json_is_null(v) && mode == CMS_FIELDS_CREATE));
+            /* nothing given, null on create, or null that counts as
+               absent: no other field filled it */
+            must(v == NULL
+                 || (json_is_null(v)
+                     && (f->flags & CMS_FIELD_NULL_ABSENT
+                         || (mode == CMS_FIELDS_CREATE
+                             && !(f->flags & CMS_FIELD_NULL_ALWAYS)))));
             continue;
         }
 
         if (s->p == cms_fields_null) {
-            must(mode == CMS_FIELDS_PATCH && (f->flags & CMS_FIELD_NULLABLE));
+            must((f->flags & CMS_FIELD_NULLABLE)
+                 && (mode == CMS_FIELDS_PATCH
+                     || (f->flags & CMS_FIELD_NULL_ALWAYS)));
             continue;
         }
 
@@ -262,6 +359,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (rc == CMS_FIELDS_OK) {
             ok_ok(&out, body, mode);
+            object_ok(&out);
 
         } else {
             refused_ok(&out, body);

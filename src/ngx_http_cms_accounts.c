@@ -55,12 +55,50 @@ static ngx_int_t ngx_http_cms_accounts_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t signup);
 static ngx_int_t ngx_http_cms_accounts_session(ngx_http_request_t *r,
     ngx_http_cms_account_t *a, ngx_uint_t status);
+static int ngx_http_cms_accounts_password_valid(const char *p, size_t len);
+
+
+/*
+ * The bodies.  A login reads the same fields with no rule on their
+ * values: a wrong one is only "invalid credentials".
+ */
+#define NGX_HTTP_CMS_ACCOUNT_FIELDS(email_check, password_check)             \
+    { "email", CMS_FIELD_STRING, CMS_FIELD_REQUIRED, 1,                      \
+      NGX_HTTP_CMS_ERR_EMAIL_REQUIRED, 0, 0, 254, NULL, email_check,         \
+      NGX_HTTP_CMS_ERR_INVALID_EMAIL, NULL },                                \
+    { "name", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 2, 0, 0, 0, 200,         \
+      NULL, NULL, 0, NULL },                                                 \
+    { "password", CMS_FIELD_STRING, CMS_FIELD_REQUIRED, 3,                   \
+      NGX_HTTP_CMS_ERR_INVALID_REQUEST, 0, 0, CMS_PASSWORD_MAX_LEN,          \
+      NULL, password_check, NGX_HTTP_CMS_ERR_PASSWORD_TOO_SHORT, NULL },     \
+    cms_fields_end
+
+static const cms_field_t  ngx_http_cms_accounts_signup_fields[] = {
+    NGX_HTTP_CMS_ACCOUNT_FIELDS(cms_email_valid,
+                                ngx_http_cms_accounts_password_valid)
+};
+
+static const cms_field_t  ngx_http_cms_accounts_login_fields[] = {
+    NGX_HTTP_CMS_ACCOUNT_FIELDS(NULL, NULL)
+};
+
+static const cms_fields_t  ngx_http_cms_accounts_signup_input = {
+    ngx_http_cms_accounts_signup_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_FIELD
+};
+
+static const cms_fields_t  ngx_http_cms_accounts_login_input = {
+    ngx_http_cms_accounts_login_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_FIELD
+};
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_insert_sql =
     ngx_http_cms_pg_stmt(
         "INSERT INTO users (email, name, password_hash)"
-        " VALUES ($1, $2, $3)"
+        " VALUES ($1, coalesce($2, ''), $3)"
         " ON CONFLICT ((lower(email))) DO NOTHING"
         " RETURNING id, cms_user_json(users)::text",
         3);
@@ -285,21 +323,14 @@ ngx_http_cms_accounts_session(ngx_http_request_t *r,
 }
 
 
-/* the body of signup and login */
-/* long: one check per signup field, in the spec's order */
+/* the body of signup and login: $1 email, $2 name, $3 password */
 static ngx_int_t
 ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t signup)
 {
     ngx_int_t                rc;
+    ngx_str_t                args[3];
     ngx_http_cms_account_t  *a;
-
-    static const char  *fields[] = { "email", "password", "name", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
 
     a = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_account_t));
     if (a == NULL) {
@@ -308,43 +339,27 @@ ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     ctx->data = a;
 
-    rc = ngx_http_cms_json_string(r, ctx->body, "email",
-                                  NGX_HTTP_CMS_ERR_EMAIL_REQUIRED, 254,
-                                  &a->email);
+    rc = ngx_http_cms_json_read(r, ctx->body,
+                                signup ? &ngx_http_cms_accounts_signup_input
+                                       : &ngx_http_cms_accounts_login_input,
+                                CMS_FIELDS_CREATE, args, 3);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    rc = ngx_http_cms_json_string(r, ctx->body, "password",
-                                  NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                  CMS_PASSWORD_MAX_LEN, &a->password);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    rc = ngx_http_cms_json_string(r, ctx->body, "name", 0, 200, &a->name);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (!signup) {
-        return NGX_OK;
-    }
-
-    if (!cms_email_valid((char *) a->email.data, a->email.len)) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_EMAIL, "email");
-    }
-
-    if (a->password.len < CMS_PASSWORD_MIN_LEN) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_PASSWORD_TOO_SHORT,
-                                 "password");
-    }
-
-    if (a->name.data == NULL) {
-        ngx_str_set(&a->name, "");
-    }
+    a->email = args[0];
+    a->name = args[1];
+    a->password = args[2];
 
     return NGX_OK;
+}
+
+
+/* long enough for a new password (a login takes what it is given) */
+static int
+ngx_http_cms_accounts_password_valid(const char *p, size_t len)
+{
+    return len >= CMS_PASSWORD_MIN_LEN;
 }
 
 

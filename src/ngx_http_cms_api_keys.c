@@ -43,8 +43,7 @@ static ngx_int_t ngx_http_cms_api_keys_self(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_api_keys_got(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_api_keys_scopes(ngx_http_request_t *r,
-    json_t *scopes, ngx_str_t *out);
+static int ngx_http_cms_api_keys_scope_valid(const char *p, size_t len);
 
 
 /*
@@ -76,7 +75,9 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_insert_sql =
     ngx_http_cms_pg_stmt(
         "INSERT INTO api_keys AS k (workspace_id, created_by, name,"
         " key_prefix, secret_hash, scopes)"
-        " VALUES ($1, $2, $3, $4, decode($5, 'hex'), string_to_array($6, ' '))"
+        " VALUES ($1, $2, $3, $4, decode($5, 'hex'),"
+        "  ARRAY(SELECT s FROM jsonb_array_elements_text($6::jsonb)"
+        "   WITH ORDINALITY AS e(s, n) GROUP BY s ORDER BY min(n)))"
         " RETURNING 0," NGX_HTTP_CMS_API_KEY_COLUMNS,
         6);
 
@@ -102,6 +103,31 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_api_keys_get_sql =
         "SELECT 0," NGX_HTTP_CMS_API_KEY_COLUMNS " FROM api_keys k"
         " WHERE k.id = $1 AND k.workspace_id = $2",
         2);
+
+
+/*
+ * The body: $3 name, $6 scopes (known names, a repeat kept once, in the
+ * order given); $1, $2, $4, $5 are the caller's.
+ */
+static const cms_field_t  ngx_http_cms_api_keys_scope = {
+    NULL, CMS_FIELD_STRING, 0, 0, 0, 0, 1, 31, NULL,
+    ngx_http_cms_api_keys_scope_valid, 0, NULL
+};
+
+static const cms_field_t  ngx_http_cms_api_keys_fields[] = {
+    { "name", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 3,
+      NGX_HTTP_CMS_ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL, 0, NULL },
+    { "scopes", CMS_FIELD_ARRAY, CMS_FIELD_REQUIRED, 6,
+      NGX_HTTP_CMS_ERR_INVALID_SCOPE, NGX_HTTP_CMS_ERR_INVALID_SCOPE, 1, 64,
+      NULL, NULL, 0, &ngx_http_cms_api_keys_scope },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_api_keys_input = {
+    ngx_http_cms_api_keys_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_FIELD
+};
 
 
 ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[] = {
@@ -131,26 +157,8 @@ ngx_http_cms_api_keys_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t   rc;
     ngx_str_t   args[6], *secret;
 
-    static const char  *fields[] = { "name", "scopes", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    rc = ngx_http_cms_json_string(r, ctx->body, "name",
-                                  NGX_HTTP_CMS_ERR_NAME_REQUIRED, 200,
-                                  &args[2]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (args[2].len == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NAME_REQUIRED, "name");
-    }
-
-    rc = ngx_http_cms_api_keys_scopes(r, json_object_get(ctx->body, "scopes"),
-                                      &args[5]);
+    rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_api_keys_input,
+                                CMS_FIELDS_CREATE, args, 6);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -194,61 +202,16 @@ ngx_http_cms_api_keys_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* a non-empty array of known scope names, joined with spaces for SQL */
-/* long: each scope name refused with its own message */
-static ngx_int_t
-ngx_http_cms_api_keys_scopes(ngx_http_request_t *r, json_t *scopes,
-    ngx_str_t *out)
+/* a scope name the module knows */
+static int
+ngx_http_cms_api_keys_scope_valid(const char *p, size_t len)
 {
-    u_char      *p;
-    size_t       i;
-    json_t      *v;
-    ngx_str_t    name;
-    ngx_uint_t   bits, bit;
+    ngx_str_t  name;
 
-    if (!json_is_array(scopes) || json_array_size(scopes) == 0
-        || json_array_size(scopes) > 64)
-    {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_SCOPE,
-                                     "scopes", "scopes must be a non-empty "
-                                     "array of scope names");
-    }
+    name.data = (u_char *) p;
+    name.len = len;
 
-    p = ngx_pnalloc(r->pool, json_array_size(scopes) * 32);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    out->data = p;
-    bits = 0;
-
-    json_array_foreach(scopes, i, v) {
-        name.data = (u_char *) json_string_value(v);
-        name.len = json_is_string(v) ? json_string_length(v) : 0;
-
-        bit = name.len < 32 ? ngx_http_cms_auth_scope(&name) : 0;
-
-        if (bit == 0) {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_SCOPE,
-                                     "scopes");
-        }
-
-        if (bits & bit) {
-            continue;
-        }
-
-        bits |= bit;
-
-        if (p != out->data) {
-            *p++ = ' ';
-        }
-
-        p = ngx_cpymem(p, name.data, name.len);
-    }
-
-    out->len = p - out->data;
-
-    return NGX_OK;
+    return ngx_http_cms_auth_scope(&name) != 0;
 }
 
 

@@ -87,17 +87,11 @@ static ngx_int_t ngx_http_cms_articles_deleted(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_articles_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_article_write_t *w,
     ngx_uint_t create);
-static ngx_int_t ngx_http_cms_articles_strings(ngx_http_request_t *r,
-    json_t *body, json_t *patch, ngx_uint_t create);
-static ngx_int_t ngx_http_cms_articles_refs(ngx_http_request_t *r,
-    json_t *body, json_t *patch);
-static ngx_int_t ngx_http_cms_articles_flags(ngx_http_request_t *r,
-    json_t *body, json_t *patch, ngx_http_cms_article_write_t *w);
-static ngx_int_t ngx_http_cms_articles_tags(ngx_http_request_t *r,
-    json_t *body, json_t *patch);
+static ngx_int_t ngx_http_cms_articles_slug(ngx_http_request_t *r,
+    json_t *patch);
 static ngx_int_t ngx_http_cms_articles_id(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *id);
-static ngx_uint_t ngx_http_cms_articles_status_valid(ngx_str_t *s);
+static int ngx_http_cms_articles_time_valid(const char *p, size_t len);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_save_sql =
@@ -202,6 +196,83 @@ static const ngx_http_cms_record_t  ngx_http_cms_article = {
 };
 
 
+/*
+ * The body: the patch cms_article_save() applies, one member per field
+ * given ($n only orders them; excerpt is subtitle's alias).  A string's
+ * or a flag's null changes nothing; category_id, author_id and
+ * published_at take null to unset them, on create too (author_id null:
+ * no author, absent: the caller).  autosave is the caller's.
+ */
+static const char *const  ngx_http_cms_articles_statuses[] = {
+    "draft", "in_review", "scheduled", "published", "archived", NULL
+};
+
+static const char *const  ngx_http_cms_articles_ignored[] = {
+    "id", "comment_count", "created_at", "updated_at", NULL
+};
+
+/* a tag: tags holds 0 to 50 of them */
+static const cms_field_t  ngx_http_cms_articles_tag = {
+    NULL, CMS_FIELD_STRING, 0, 0, 0, 0, 1, 100, NULL, NULL, 0, NULL
+};
+
+#define NGX_HTTP_CMS_ART_SKIP   CMS_FIELD_NULL_ABSENT
+#define NGX_HTTP_CMS_ART_UNSET  (CMS_FIELD_NULLABLE | CMS_FIELD_NULL_ALWAYS)
+
+static const cms_field_t  ngx_http_cms_articles_fields[] = {
+    { "title", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY
+      | NGX_HTTP_CMS_ART_SKIP, 1, NGX_HTTP_CMS_ERR_TITLE_REQUIRED, 0,
+      1, 500, NULL, NULL, 0, NULL },
+    /* a slug's own limit (200) is the slug rule's: invalid_slug */
+    { "slug", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 2, 0, 0, 0, 1000,
+      NULL, cms_slug_valid, NGX_HTTP_CMS_ERR_INVALID_SLUG, NULL },
+    { "subtitle", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 3, 0, 0, 0, 2000,
+      NULL, NULL, 0, NULL },
+    { "excerpt", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 3, 0, 0, 0, 2000,
+      NULL, NULL, 0, NULL },
+    { "body", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 4, 0, 0, 0,
+      NGX_HTTP_CMS_ARTICLE_BODY_MAX, NULL, NULL, 0, NULL },
+    { "status", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 5, 0, 0, 0, 20,
+      ngx_http_cms_articles_statuses, NULL,
+      NGX_HTTP_CMS_ERR_INVALID_STATUS, NULL },
+    { "locale", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 6, 0, 0, 0, 35,
+      NULL, cms_locale_valid, 0, NULL },
+    /* the URL check: see cms_url */
+    { "image_url", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 7, 0, 0, 0, 2048,
+      NULL, NULL, 0, NULL },
+    { "category_id", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_UNSET, 8, 0, 0,
+      0, 36, NULL, cms_uuid_valid, 0, NULL },
+    { "clear_category", CMS_FIELD_BOOLEAN, NGX_HTTP_CMS_ART_SKIP, 9, 0, 0,
+      0, 0, NULL, NULL, 0, NULL },
+    { "author_id", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_UNSET, 10, 0, 0,
+      0, 36, NULL, cms_uuid_valid, 0, NULL },
+    { "tags", CMS_FIELD_ARRAY, 0, 11, 0, 0, 0, 50, NULL, NULL, 0,
+      &ngx_http_cms_articles_tag },
+    { "is_featured", CMS_FIELD_BOOLEAN, NGX_HTTP_CMS_ART_SKIP, 12, 0, 0,
+      0, 0, NULL, NULL, 0, NULL },
+    { "is_breaking", CMS_FIELD_BOOLEAN, NGX_HTTP_CMS_ART_SKIP, 13, 0, 0,
+      0, 0, NULL, NULL, 0, NULL },
+    { "is_opinion", CMS_FIELD_BOOLEAN, NGX_HTTP_CMS_ART_SKIP, 14, 0, 0,
+      0, 0, NULL, NULL, 0, NULL },
+    { "focus_keyword", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 15, 0, 0,
+      0, 200, NULL, NULL, 0, NULL },
+    /* not > 0: estimated from the body */
+    { "read_time_minutes", CMS_FIELD_INTEGER, NGX_HTTP_CMS_ART_SKIP, 16,
+      0, 0, LLONG_MIN, 10000, NULL, NULL, 0, NULL },
+    /* RFC 3339 with a zone, or "" (as null) to unset it */
+    { "published_at", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_UNSET, 17, 0, 0,
+      0, 64, NULL, ngx_http_cms_articles_time_valid, 0, NULL },
+    { "autosave", CMS_FIELD_BOOLEAN, NGX_HTTP_CMS_ART_SKIP, 0, 0, 0, 0, 0,
+      NULL, NULL, 0, NULL },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_articles_input = {
+    ngx_http_cms_articles_fields, ngx_http_cms_articles_ignored,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_FIELD
+};
+
 static ngx_http_cms_fused_t  ngx_http_cms_articles_get_fused = {
     &ngx_http_cms_articles_get_fused_sql, NULL
 };
@@ -297,7 +368,16 @@ ngx_http_cms_articles_list_args(ngx_http_request_t *r,
 
     rc = ngx_http_cms_query_arg(r, "status", 64, &args[1]);
 
-    if (rc == NGX_OK && !ngx_http_cms_articles_status_valid(&args[1])) {
+    if (rc == NGX_OK
+        && !cms_str_one_of((char *) args[2].data, args[2].len,
+                           ngx_http_cms_articles_statuses))
+    {
+};
+
+    if (rc == NGX_OK
+        && !cms_str_one_of((const char *) args[1].data, args[1].len,
+                           ngx_http_cms_articles_statuses))
+    {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS, "status");
     }
 
@@ -618,269 +698,76 @@ ngx_http_cms_articles_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* validation: the body into w->patch, every field checked for its type */
+/* validation: the body into w->patch through the field table */
 
 static ngx_int_t
 ngx_http_cms_articles_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_article_write_t *w, ngx_uint_t create)
 {
-    ngx_int_t  rc;
-
-    static const char  *fields[] = {
-        "title", "slug", "subtitle", "excerpt", "body", "status", "locale",
-        "image_url", "category_id", "clear_category", "author_id", "tags",
-        "is_featured", "is_breaking", "is_opinion", "focus_keyword",
-        "read_time_minutes", "published_at", "autosave", NULL };
-    static const char  *ignored[] = { "id", "comment_count", "created_at",
-                                      "updated_at", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, ignored);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    w->patch = json_object();
-    if (w->patch == NULL || ngx_http_cms_json_pool(r, w->patch) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    rc = ngx_http_cms_articles_strings(r, ctx->body, w->patch, create);
-
-    if (rc == NGX_OK) {
-        rc = ngx_http_cms_articles_refs(r, ctx->body, w->patch);
-    }
-
-    if (rc == NGX_OK) {
-        rc = ngx_http_cms_articles_flags(r, ctx->body, w->patch, w);
-    }
-
-    if (rc == NGX_OK) {
-        rc = ngx_http_cms_articles_tags(r, ctx->body, w->patch);
-    }
-
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    /* the body goes through the sanitizer before it joins the patch */
-    if (json_object_get(w->patch, "body") != NULL) {
-        w->html = json_string_value(json_object_get(w->patch, "body"));
-        w->html_len = json_string_length(json_object_get(w->patch, "body"));
-    }
-
-    return NGX_OK;
-}
-
-
-/* title, slug, subtitle (or excerpt), body, status, locale, ... */
-/* long: one bounded check per text field, in order */
-static ngx_int_t
-ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
-    json_t *patch, ngx_uint_t create)
-{
+    json_t     *v;
     ngx_int_t   rc;
-    ngx_str_t   v[8];
-    ngx_uint_t  i;
 
-    static const char  *names[] = { "title", "slug", "subtitle", "body",
-                                    "status", "locale", "image_url",
-                                    "focus_keyword" };
-    /* a slug's own limit (200) is the slug rule's: invalid_slug */
-    static size_t       max[] = { 500, 1000, 2000,
-                                  NGX_HTTP_CMS_ARTICLE_BODY_MAX, 20, 35,
-                                  2048, 200 };
-
-    for (i = 0; i < 8; i++) {
-        rc = ngx_http_cms_json_string(r, body, names[i],
-                                      (i == 0 && create)
-                                      ? NGX_HTTP_CMS_ERR_TITLE_REQUIRED : 0,
-                                      max[i], &v[i]);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-    }
-
-    if (v[0].data != NULL && v[0].len == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_TITLE_REQUIRED, "title");
-    }
-
-    /* excerpt is an alias of subtitle; subtitle wins when both come */
-    if (v[2].data == NULL) {
-        rc = ngx_http_cms_json_string(r, body, "excerpt", 0, 2000, &v[2]);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-    }
-
-    rc = ngx_http_cms_json_slug(r, &v[1], create ? &v[0] : NULL);
+    rc = ngx_http_cms_json_patch(r, ctx->body, &ngx_http_cms_articles_input,
+                                 create ? CMS_FIELDS_CREATE
+                                        : CMS_FIELDS_PATCH,
+                                 &w->patch);
     if (rc != NGX_OK) {
         return rc;
     }
 
+    w->autosave = json_is_true(json_object_get(ctx->body, "autosave"));
 
-    if (v[4].data != NULL
-        && !ngx_http_cms_articles_status_valid(&v[4]))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS, "status");
-    }
-
-    if (v[5].data != NULL
-        && !cms_locale_valid((char *) v[5].data, v[5].len))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "locale");
-    }
-
-    for (i = 0; i < 8; i++) {
-        if (v[i].data != NULL
-            && json_object_set_new(patch, names[i],
-                                   json_stringn((char *) v[i].data, v[i].len))
-               != 0)
-        {
-            return NGX_ERROR;
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-/* category_id, author_id: a uuid or null; published_at: a time or "" */
-/* long: the category and tag checks, each its own code */
-static ngx_int_t
-ngx_http_cms_articles_refs(ngx_http_request_t *r, json_t *body,
-    json_t *patch)
-{
-    json_t      *v;
-    ngx_uint_t   i;
-
-    static const char  *names[] = { "category_id", "author_id" };
-
-    for (i = 0; i < 2; i++) {
-        v = json_object_get(body, names[i]);
-
-        if (v == NULL) {
-            continue;
-        }
-
-        if (!json_is_null(v)
-            && (!json_is_string(v)
-                || !cms_uuid_valid(json_string_value(v),
-                                   json_string_length(v))))
-        {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                     names[i]);
-        }
-
-        if (json_object_set(patch, names[i], v) != 0) {
-            return NGX_ERROR;
-        }
-    }
-
-    v = json_object_get(body, "published_at");
+    /* the time given, else the estimate: ngx_http_cms_articles_save() */
+    v = json_object_get(w->patch, "read_time_minutes");
 
     if (v != NULL) {
-        /* RFC 3339 with a zone, or "" (null) to clear it */
-        if (json_is_null(v)) {
-            v = json_string("");
-
-        } else if (!json_is_string(v)
-                   || (json_string_length(v) != 0
-                       && !cms_rfc3339_valid(json_string_value(v),
-                                             json_string_length(v))))
-        {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                     "published_at");
-
-        } else {
-            json_incref(v);
-        }
-
-        if (v == NULL || json_object_set_new(patch, "published_at", v) != 0) {
-            return NGX_ERROR;
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-/* booleans, read_time_minutes and autosave */
-static ngx_int_t
-ngx_http_cms_articles_flags(ngx_http_request_t *r, json_t *body,
-    json_t *patch, ngx_http_cms_article_write_t *w)
-{
-    json_t      *v;
-    ngx_uint_t   i;
-
-    static const char  *names[] = { "is_featured", "is_breaking",
-                                    "is_opinion", "clear_category",
-                                    "autosave" };
-
-    for (i = 0; i < 5; i++) {
-        v = json_object_get(body, names[i]);
-
-        if (v == NULL || json_is_null(v)) {
-            continue;
-        }
-
-        if (!json_is_boolean(v)) {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                     names[i]);
-        }
-
-        if (i == 4) {
-            w->autosave = json_is_true(v);
-
-        } else if (json_object_set(patch, names[i], v) != 0) {
-            return NGX_ERROR;
-        }
-    }
-
-    v = json_object_get(body, "read_time_minutes");
-
-    if (v != NULL && !json_is_null(v)) {
-        if (!json_is_integer(v) || json_integer_value(v) > 10000) {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                     "read_time_minutes");
-        }
-
-        /* not > 0: estimate from the body */
         if (json_integer_value(v) > 0) {
             w->read_time = (ngx_uint_t) json_integer_value(v);
         }
+
+        json_object_del(w->patch, "read_time_minutes");
     }
 
-    return NGX_OK;
+    /* the body goes through the sanitizer before it joins the patch */
+    v = json_object_get(w->patch, "body");
+
+    if (v != NULL) {
+        w->html = json_string_value(v);
+        w->html_len = json_string_length(v);
+    }
+
+    return create ? ngx_http_cms_articles_slug(r, w->patch) : NGX_OK;
 }
 
 
+/* a new article's slug from its title, when none is given */
 static ngx_int_t
-ngx_http_cms_articles_tags(ngx_http_request_t *r, json_t *body,
-    json_t *patch)
+ngx_http_cms_articles_slug(ngx_http_request_t *r, json_t *patch)
 {
-    size_t   i;
-    json_t  *tags, *v;
+    json_t     *v;
+    ngx_str_t   slug, title;
 
-    tags = json_object_get(body, "tags");
-
-    if (tags == NULL) {
+    if (json_object_get(patch, "slug") != NULL) {
         return NGX_OK;
     }
 
-    if (!json_is_array(tags) || json_array_size(tags) > 50) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "tags");
+    v = json_object_get(patch, "title");
+
+    title.data = (u_char *) json_string_value(v);
+    title.len = json_string_length(v);
+    ngx_str_null(&slug);
+
+    if (ngx_http_cms_json_slug(r, &slug, &title) != NGX_OK) {
+        return NGX_ERROR;
     }
 
-    json_array_foreach(tags, i, v) {
-        if (!json_is_string(v) || json_string_length(v) == 0
-            || json_string_length(v) > 100)
-        {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                     "tags");
-        }
+    v = json_stringn((char *) slug.data, slug.len);
+
+    if (v == NULL || json_object_set_new(patch, "slug", v) != 0) {
+        return NGX_ERROR;
     }
 
-    return json_object_set(patch, "tags", tags) == 0 ? NGX_OK : NGX_ERROR;
+    return NGX_OK;
 }
 
 
@@ -900,12 +787,9 @@ ngx_http_cms_articles_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-static ngx_uint_t
-ngx_http_cms_articles_status_valid(ngx_str_t *s)
+/* published_at: RFC 3339 with a zone, or "" */
+static int
+ngx_http_cms_articles_time_valid(const char *p, size_t len)
 {
-    static const char *const  statuses[] = { "draft", "in_review",
-                                             "scheduled", "published",
-                                             "archived", NULL };
-
-    return cms_str_one_of((const char *) s->data, s->len, statuses);
+    return len == 0 || cms_rfc3339_valid(p, len);
 }

@@ -21,6 +21,7 @@
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_idempotency.h"
 #include "ngx_http_cms_pg.h"
+#include "cms_fields.h"
 #include "cms_uuid.h"
 
 
@@ -41,9 +42,8 @@ static ngx_int_t ngx_http_cms_billing_applied(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_billing_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, const char *kind, ngx_str_t *args);
-static ngx_int_t ngx_http_cms_billing_amount(ngx_http_request_t *r,
-    json_t *v, ngx_str_t *out);
-static ngx_int_t ngx_http_cms_billing_token(ngx_str_t *s);
+static int ngx_http_cms_billing_positive(const char *p, size_t len);
+static int ngx_http_cms_billing_token(const char *p, size_t len);
 #if (NGX_HTTP_CMS_FAULTS)
 static ngx_uint_t ngx_http_cms_fault(ngx_http_request_t *r,
     const char *point);
@@ -62,6 +62,46 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_apply_sql =
         " $4, $5, $6, $7, $8::numeric, $9, $10,"
         " make_interval(secs => $11::float8 / 1000))",
         11);
+
+
+/*
+ * The bodies: $7 reference, $8 amount, $9 method (record); $10 reason
+ * (fail).  Missing: 400 invalid_request; present but bad, null included:
+ * 422 validation_error, as the spec's errors say.
+ */
+static const char *const  ngx_http_cms_billing_methods[] = {
+    "mobile_money", "card", "cash", NULL
+};
+
+static const cms_field_t  ngx_http_cms_billing_record_fields[] = {
+    { "reference", CMS_FIELD_STRING,
+      CMS_FIELD_REQUIRED | CMS_FIELD_NULL_INVALID, 7, 0, 0, 1, 255,
+      NULL, NULL, 0, NULL },
+    { "amount", CMS_FIELD_NUMBER, CMS_FIELD_REQUIRED, 8, 0, 0,
+      0, 1000000000000000LL, NULL, ngx_http_cms_billing_positive, 0, NULL },
+    { "method", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 9, 0, 0, 0, 20,
+      ngx_http_cms_billing_methods, NULL, 0, NULL },
+    cms_fields_end
+};
+
+static const cms_field_t  ngx_http_cms_billing_fail_fields[] = {
+    { "reason", CMS_FIELD_STRING,
+      CMS_FIELD_REQUIRED | CMS_FIELD_NULL_INVALID, 10, 0, 0, 1, 64,
+      NULL, ngx_http_cms_billing_token, 0, NULL },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_billing_record_in = {
+    ngx_http_cms_billing_record_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_EXT_VALIDATION
+};
+
+static const cms_fields_t  ngx_http_cms_billing_fail_in = {
+    ngx_http_cms_billing_fail_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_EXT_VALIDATION
+};
 
 
 ngx_http_cms_route_t  ngx_http_cms_billing_routes[] = {
@@ -135,62 +175,22 @@ ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
 
 
 /* reference (required), amount (required, > 0, covers the invoice), method */
-/* long: one check per payment field, each its own code */
 static ngx_int_t
 ngx_http_cms_billing_record(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    json_t     *method;
-    ngx_int_t   rc;
-    ngx_str_t   args[NGX_HTTP_CMS_PAYMENT_ARGS];
-
-    static const char  *fields[] = { "reference", "amount", "method", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
+    ngx_int_t  rc;
+    ngx_str_t  args[NGX_HTTP_CMS_PAYMENT_ARGS];
 
     rc = ngx_http_cms_billing_args(r, ctx, "completed", args);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    /* missing: 400, as the spec's errors say; present but bad: 422 */
-    if (json_object_get(ctx->body, "reference") == NULL) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     "reference", "reference is required");
-    }
-
-    rc = ngx_http_cms_json_string(r, ctx->body, "reference", 0, 255,
-                                  &args[6]);
-
-    if (rc != NGX_OK || args[6].len == 0) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
-                                     "reference", "reference must be a "
-                                     "non-empty string of 255 bytes at most");
-    }
-
-    rc = ngx_http_cms_billing_amount(r, json_object_get(ctx->body, "amount"),
-                                     &args[7]);
+    rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_billing_record_in,
+                                CMS_FIELDS_CREATE, args,
+                                NGX_HTTP_CMS_PAYMENT_ARGS);
     if (rc != NGX_OK) {
         return rc;
-    }
-
-    method = json_object_get(ctx->body, "method");
-    ngx_str_null(&args[8]);
-
-    if (method != NULL && !json_is_null(method)) {
-        if (!json_is_string(method)
-            || (ngx_strcmp(json_string_value(method), "mobile_money") != 0
-                && ngx_strcmp(json_string_value(method), "card") != 0
-                && ngx_strcmp(json_string_value(method), "cash") != 0))
-        {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
-                                     "method");
-        }
-
-        args[8].data = (u_char *) json_string_value(method);
-        args[8].len = json_string_length(method);
     }
 
     return ngx_http_cms_billing_apply(r, ctx, args);
@@ -204,32 +204,16 @@ ngx_http_cms_billing_fail(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[NGX_HTTP_CMS_PAYMENT_ARGS];
 
-    static const char  *fields[] = { "reason", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
     rc = ngx_http_cms_billing_args(r, ctx, "failed", args);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    if (json_object_get(ctx->body, "reason") == NULL) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     "reason", "reason is required");
-    }
-
-    rc = ngx_http_cms_json_string(r, ctx->body, "reason", 0, 64, &args[9]);
-
-    if (rc != NGX_OK || args[9].data == NULL
-        || ngx_http_cms_billing_token(&args[9]) != NGX_OK)
-    {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
-                                     "reason", "reason must be a short "
-                                     "machine-readable code such as "
-                                     "insufficient_funds");
+    rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_billing_fail_in,
+                                CMS_FIELDS_CREATE, args,
+                                NGX_HTTP_CMS_PAYMENT_ARGS);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     return ngx_http_cms_billing_apply(r, ctx, args);
@@ -348,70 +332,29 @@ ngx_http_cms_billing_applied(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* a JSON number > 0, as text for SQL's numeric */
-static ngx_int_t
-ngx_http_cms_billing_amount(ngx_http_request_t *r, json_t *v, ngx_str_t *out)
+/* amount: more than 0 (the table's bounds are inclusive) */
+static int
+ngx_http_cms_billing_positive(const char *p, size_t len)
 {
-    double   d;
-    u_char  *p;
-
-    if (v == NULL || json_is_null(v)) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     "amount", "amount is required");
-    }
-
-    if (!json_is_number(v) || json_number_value(v) <= 0) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
-                                     "amount", "amount must be a number "
-                                     "greater than 0");
-    }
-
-    if (json_number_value(v) > 1e15) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_EXT_VALIDATION,
-                                     "amount", "amount must be at most "
-                                     "10^15");
-    }
-
-    p = ngx_pnalloc(r->pool, 64);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    out->data = p;
-
-    if (json_is_integer(v)) {
-        out->len = ngx_sprintf(p, "%L", (int64_t) json_integer_value(v)) - p;
-        return NGX_OK;
-    }
-
-    /* 15 significant digits: what a double holds exactly, as decimal text */
-    d = json_real_value(v);
-    out->len = snprintf((char *) p, 64, "%.15g", d);
-
-    return NGX_OK;
+    return strtod(p, NULL) > 0;
 }
 
 
-/* [a-z0-9_]{1,64} */
-static ngx_int_t
-ngx_http_cms_billing_token(ngx_str_t *s)
+/* reason: [a-z0-9_]+ (the table bounds its length) */
+static int
+ngx_http_cms_billing_token(const char *p, size_t len)
 {
     size_t  i;
 
-    if (s->len == 0 || s->len > 64) {
-        return NGX_DECLINED;
-    }
-
-    for (i = 0; i < s->len; i++) {
-        if (!((s->data[i] >= 'a' && s->data[i] <= 'z')
-              || (s->data[i] >= '0' && s->data[i] <= '9')
-              || s->data[i] == '_'))
+    for (i = 0; i < len; i++) {
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9')
+              || p[i] == '_'))
         {
-            return NGX_DECLINED;
+            return 0;
         }
     }
 
-    return NGX_OK;
+    return 1;
 }
 
 

@@ -84,19 +84,20 @@ static const char *const  ngx_http_cms_category_ignored[] = {
 
 static const cms_field_t  ngx_http_cms_category_fields[] = {
     { "name", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 2,
-      NGX_HTTP_CMS_ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL },
+      NGX_HTTP_CMS_ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL, 0, NULL },
     { "slug", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 3,
-      0, NGX_HTTP_CMS_ERR_INVALID_SLUG, 0, 1000, NULL, cms_slug_valid },
+      0, NGX_HTTP_CMS_ERR_INVALID_SLUG, 0, 1000, NULL, cms_slug_valid,
+      0, NULL },
     { "description", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 4,
-      0, 0, 0, 5000, NULL, NULL },
+      0, 0, 0, 5000, NULL, NULL, 0, NULL },
     { "accent_color", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 5,
-      0, 0, 0, 7, NULL, cms_color_valid },
+      0, 0, 0, 7, NULL, cms_color_valid, 0, NULL },
     { "image_url", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 6,
-      0, 0, 0, 2048, NULL, NULL },
+      0, 0, 0, 2048, NULL, NULL, 0, NULL },
     { "locale", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 7,
-      0, 0, 0, 35, NULL, cms_locale_valid },
+      0, 0, 0, 35, NULL, cms_locale_valid, 0, NULL },
     { "display_order", CMS_FIELD_INTEGER, CMS_FIELD_NULLABLE, 8,
-      0, 0, -1000000, 1000000, NULL, NULL },
+      0, 0, -1000000, 1000000, NULL, NULL, 0, NULL },
     cms_fields_end
 };
 

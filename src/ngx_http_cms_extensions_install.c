@@ -111,21 +111,33 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_install_sql =
         12);
 
 
+/*
+ * The body: $1 manifest_url (its scheme and host are checked by the
+ * source it names), config (an object, read as such afterwards).
+ * Missing: 400 invalid_request; present but bad: 422 validation_error.
+ */
+static const cms_field_t  ngx_http_cms_install_fields[] = {
+    { "manifest_url", CMS_FIELD_STRING, CMS_FIELD_REQUIRED, 1, 0, 0,
+      0, 2048, NULL, NULL, 0, NULL },
+    { "config", CMS_FIELD_OBJECT, 0, 0, 0, 0, 0, NGX_HTTP_CMS_MANIFEST_MAX,
+      NULL, NULL, 0, NULL },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_install_input = {
+    ngx_http_cms_install_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_EXT_VALIDATION
+};
+
+
 /* the route's handler: the body checked, then the manifest read or fetched */
 ngx_int_t
 ngx_http_cms_extensions_install(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx)
 {
-    json_t                  *url;
     ngx_int_t                rc;
     ngx_http_cms_install_t  *in;
-
-    static const char  *fields[] = { "manifest_url", "config", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, NULL);
-    if (rc != NGX_OK) {
-        return rc;
-    }
 
     in = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_install_t));
     if (in == NULL) {
@@ -134,28 +146,14 @@ ngx_http_cms_extensions_install(ngx_http_request_t *r,
 
     ctx->data = in;
 
-    url = json_object_get(ctx->body, "manifest_url");
-
-    if (url == NULL || json_is_null(url)) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     "manifest_url",
-                                     "manifest_url is required");
+    rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_install_input,
+                                CMS_FIELDS_CREATE, &in->url, 1);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
-    if (!json_is_string(url) || json_string_length(url) > 2048) {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               "manifest_url must be a URL");
-    }
-
-    in->url.data = (u_char *) json_string_value(url);
-    in->url.len = json_string_length(url);
-
+    /* checked as an object by the table; the manifest says its fields */
     in->config = json_object_get(ctx->body, "config");
-
-    if (in->config != NULL && !json_is_object(in->config)) {
-        return ngx_http_cms_extensions_invalid(r, "config",
-                                               "config must be an object");
-    }
 
     return ngx_http_cms_extensions_source(r, ctx, in);
 }

@@ -23,6 +23,9 @@ typedef struct {
 } ngx_http_cms_json_buf_t;
 
 
+static ngx_int_t ngx_http_cms_json_fields_read(ngx_http_request_t *r,
+    json_t *body, const cms_fields_t *t, int mode,
+    cms_fields_param_t *params, ngx_uint_t nparams);
 static ngx_int_t ngx_http_cms_json_refused(ngx_http_request_t *r,
     cms_fields_error_t *err);
 static int ngx_http_cms_json_append(const char *p, size_t n, void *data);
@@ -174,69 +177,6 @@ ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len)
     return buf;
 }
 
-
-ngx_int_t
-ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj, const char *key,
-    ngx_uint_t missing, size_t max, ngx_str_t *out)
-{
-    json_t  *v;
-
-    ngx_str_null(out);
-
-    v = json_object_get(obj, key);
-
-    if (v == NULL || json_is_null(v)) {
-        return missing ? ngx_http_cms_fail(r, missing, key) : NGX_OK;
-    }
-
-    /* limits count characters; text columns cannot hold NUL */
-    if (!json_is_string(v)
-        || ngx_utf8_length((u_char *) json_string_value(v),
-                           json_string_length(v)) > max
-        || ngx_strlen(json_string_value(v)) != json_string_length(v))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, key);
-    }
-
-    out->data = (u_char *) json_string_value(v);
-    out->len = json_string_length(v);
-
-    return NGX_OK;
-}
-
-
-ngx_int_t
-ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
-    const char **fields, const char **ignored)
-{
-    json_t       *v;
-    const char   *key, **f;
-    static char   msg[] = "The body has a field this route does not take";
-
-    if (obj == NULL || !json_is_object(obj)) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     NULL, "The body must be a JSON object");
-    }
-
-    json_object_foreach(obj, key, v) {
-        for (f = fields; *f && ngx_strcmp(*f, key) != 0; f++) { /* void */ }
-
-        if (*f) {
-            continue;
-        }
-
-        for (f = ignored; f && *f && ngx_strcmp(*f, key) != 0; f++) {
-            /* void */
-        }
-
-        if (f == NULL || *f == NULL) {
-            return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
-                                         key, msg);
-        }
-    }
-
-    return NGX_OK;
-}
 
 ngx_int_t
 ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
@@ -393,9 +333,8 @@ ngx_int_t
 ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
     const cms_fields_t *t, int mode, ngx_str_t *args, ngx_uint_t nargs)
 {
-    int                  rc;
+    ngx_int_t            rc;
     ngx_uint_t           i;
-    cms_fields_out_t     out;
     cms_fields_param_t   params[NGX_HTTP_CMS_JSON_MAX_ARGS];
 
     if (nargs > NGX_HTTP_CMS_JSON_MAX_ARGS) {
@@ -407,8 +346,65 @@ ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
         params[i].len = args[i].len;
     }
 
+    rc = ngx_http_cms_json_fields_read(r, body, t, mode, params, nargs);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    for (i = 0; i < nargs; i++) {
+        /* "set null" reaches SQL as NULL: every column read so far keeps
+           its value then (coalesce) */
+        args[i].data = CMS_FIELDS_IS_NULL(params[i]) ? NULL
+                                                     : (u_char *) params[i].p;
+        args[i].len = args[i].data ? params[i].len : 0;
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_json_patch(ngx_http_request_t *r, json_t *body,
+    const cms_fields_t *t, int mode, json_t **patch)
+{
+    json_t              *obj;
+    ngx_int_t            rc;
+    cms_fields_param_t   params[NGX_HTTP_CMS_JSON_MAX_ARGS];
+
+    rc = ngx_http_cms_json_fields_read(r, body, t, mode, params,
+                                       NGX_HTTP_CMS_JSON_MAX_ARGS);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    obj = json_object();
+    if (obj == NULL || ngx_http_cms_json_pool(r, obj) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (cms_fields_object(t, params, obj) != CMS_FIELDS_OK) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: cms_fields_object() failed");
+        return NGX_ERROR;
+    }
+
+    *patch = obj;
+
+    return NGX_OK;
+}
+
+
+/* cms_fields_read() with its buffer from r->pool; a refusal recorded */
+static ngx_int_t
+ngx_http_cms_json_fields_read(ngx_http_request_t *r, json_t *body,
+    const cms_fields_t *t, int mode, cms_fields_param_t *params,
+    ngx_uint_t nparams)
+{
+    int               rc;
+    cms_fields_out_t  out;
+
     out.params = params;
-    out.nparams = nargs;
+    out.nparams = nparams;
     out.size = cms_fields_space(t);
     out.buf = ngx_pnalloc(r->pool, out.size + 1);
 
@@ -426,14 +422,6 @@ ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
 
     if (rc == CMS_FIELDS_REFUSED) {
         return ngx_http_cms_json_refused(r, &out.err);
-    }
-
-    for (i = 0; i < nargs; i++) {
-        /* "set null" reaches SQL as NULL: every column read so far keeps
-           its value then (coalesce) */
-        args[i].data = CMS_FIELDS_IS_NULL(params[i]) ? NULL
-                                                     : (u_char *) params[i].p;
-        args[i].len = args[i].data ? params[i].len : 0;
     }
 
     return NGX_OK;

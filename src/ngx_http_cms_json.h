@@ -1,7 +1,7 @@
 
 /*
- * JSON in and out: typed field getters for request bodies and response
- * serialisation into request-pool memory.
+ * JSON in and out: request bodies read through field tables (cms_fields)
+ * and response serialisation into request-pool memory.
  */
 
 
@@ -89,30 +89,10 @@ u_char *ngx_http_cms_json_row(u_char *p, PGresult *res, int row,
 
 
 /*
- * Reads string field "key" of the request body object into "out" (bytes
- * owned by the body, which lives as long as the request).  Absent or null:
- * out->data is NULL and NGX_OK, unless "missing" names an error code, which
- * is then recorded and its status returned.  A non-string, or a string over
- * "max" bytes, records invalid_field_value naming the field.
- */
-ngx_int_t ngx_http_cms_json_string(ngx_http_request_t *r, json_t *obj,
-    const char *key, ngx_uint_t missing, size_t max, ngx_str_t *out);
-
-/*
  * For routes that take no fields: NGX_OK when "body" is NULL (no body) or
  * {}, else 400 invalid_request recorded ("This route takes no body").
  */
 ngx_int_t ngx_http_cms_json_no_body(ngx_http_request_t *r, json_t *body);
-
-/*
- * Checks that the body is a JSON object whose keys are all in "fields"
- * (NULL-terminated) or in "ignored" (read-only fields the API returns,
- * accepted and dropped so that a client can send back what it read).
- * Returns NGX_OK or 400 recorded, naming the first unknown field.
- */
-ngx_int_t ngx_http_cms_json_fields(ngx_http_request_t *r, json_t *obj,
-    const char **fields, const char **ignored);
-
 
 /*
  * A slug: "slug" as given must match the slug rule (else invalid_slug is
@@ -135,6 +115,17 @@ ngx_int_t ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
  */
 ngx_int_t ngx_http_cms_json_read(ngx_http_request_t *r, json_t *body,
     const cms_fields_t *t, int mode, ngx_str_t *args, ngx_uint_t nargs);
+
+/*
+ * For statements that take the fields as one JSON patch (jsonb): reads
+ * the body against "t" in "mode" as ngx_http_cms_json_read() does, then
+ * sets *patch to a JSON object of the fields given (cms_fields_object():
+ * named as the table names them, typed, null where a field is set to
+ * null), owned by r->pool.  Fields with no $n are checked, not written.
+ * Returns NGX_OK, the spec's error recorded, or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_json_patch(ngx_http_request_t *r, json_t *body,
+    const cms_fields_t *t, int mode, json_t **patch);
 
 
 #endif /* _NGX_HTTP_CMS_JSON_H_INCLUDED_ */

@@ -16,6 +16,8 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
+#include "cms_fields.h"
+#include "cms_validate.h"
 
 
 static ngx_int_t ngx_http_cms_workspaces_create(ngx_http_request_t *r,
@@ -30,7 +32,6 @@ static ngx_int_t ngx_http_cms_workspaces_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_workspaces_got(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_workspaces_locale_valid(ngx_str_t *locale);
 
 
 /*
@@ -90,6 +91,27 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_get_sql =
         2);
 
 
+/* the body: $1 name, $2 default_locale (the same rule as an article's) */
+static const char *const  ngx_http_cms_workspaces_ignored[] = {
+    "id", "plan", "storage_quota_bytes", "suspended", "role", "created_at",
+    "updated_at", NULL
+};
+
+static const cms_field_t  ngx_http_cms_workspaces_fields[] = {
+    { "name", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 1,
+      NGX_HTTP_CMS_ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL, 0, NULL },
+    { "default_locale", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 2, 0, 0,
+      0, 35, NULL, cms_locale_valid, 0, NULL },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_workspaces_input = {
+    ngx_http_cms_workspaces_fields, ngx_http_cms_workspaces_ignored,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_FIELD
+};
+
+
 ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[] = {
 
     { NGX_HTTP_POST, ngx_string("/workspaces"), NGX_HTTP_CMS_AUTH_SESSION, 0,
@@ -111,38 +133,10 @@ ngx_http_cms_workspaces_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t   rc;
     ngx_str_t   args[3];
 
-    static const char  *fields[] = { "name", "default_locale", NULL };
-    static const char  *ignored[] = { "id", "plan", "storage_quota_bytes",
-                                      "suspended", "role", "created_at",
-                                      "updated_at", NULL };
-
-    rc = ngx_http_cms_json_fields(r, ctx->body, fields, ignored);
+    rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_workspaces_input,
+                                CMS_FIELDS_CREATE, args, 3);
     if (rc != NGX_OK) {
         return rc;
-    }
-
-    rc = ngx_http_cms_json_string(r, ctx->body, "name",
-                                  NGX_HTTP_CMS_ERR_NAME_REQUIRED, 200,
-                                  &args[0]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (args[0].len == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NAME_REQUIRED, "name");
-    }
-
-    rc = ngx_http_cms_json_string(r, ctx->body, "default_locale", 0, 35,
-                                  &args[1]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (args[1].data && ngx_http_cms_workspaces_locale_valid(&args[1])
-                        != NGX_OK)
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-                                 "default_locale");
     }
 
     args[2] = ctx->principal.user_id;
@@ -220,24 +214,4 @@ ngx_http_cms_workspaces_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_workspace, res);
-}
-
-
-/* BCP 47-ish: letters, digits and hyphens, starting with a letter */
-static ngx_int_t
-ngx_http_cms_workspaces_locale_valid(ngx_str_t *locale)
-{
-    size_t  i;
-
-    if (locale->len < 2 || !isalpha(locale->data[0])) {
-        return NGX_DECLINED;
-    }
-
-    for (i = 1; i < locale->len; i++) {
-        if (!isalnum(locale->data[i]) && locale->data[i] != '-') {
-            return NGX_DECLINED;
-        }
-    }
-
-    return NGX_OK;
 }

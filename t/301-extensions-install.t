@@ -359,6 +359,8 @@ my $demo_config = do {
         check_err(install($KR, 'file:billing-demo.toml', $c), 422, 'validation_error', 'config',
                   'config ' . $JSON->encode($c));
     }
+    check_err(post('/v1/extensions', $KR, { manifest_url => 'file:billing-demo.toml', config => undef }), 422,
+              'validation_error', 'config', 'config null');
     check_err(post('/v1/extensions', $KR, { manifest_url => 'file:billing-demo.toml', config => $demo_config, extra => 1 }),
               400, 'invalid_request', undef, 'an unknown body field');
     check_err(post('/v1/extensions', $KR, '{"manifest_url": "file:billing-demo.toml"'), 400, 'invalid_request', undef,

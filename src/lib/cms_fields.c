@@ -21,6 +21,10 @@
 #define CMS_FIELDS_CHARS  " must be %lld to %lld characters long"
 #define CMS_FIELDS_BYTES  " must be %lld to %lld bytes of JSON"
 #define CMS_FIELDS_RANGE  " must be between %lld and %lld"
+#define CMS_FIELDS_ITEMS  " must hold %lld to %lld items"
+
+/* bytes of an item's name in a message: the field's, then "[n]" */
+#define CMS_FIELDS_ITEM_NAME  (CMS_FIELDS_NAME_MAX + 24)
 
 
 typedef int (*cms_fields_reader_pt)(const cms_fields_t *t,
@@ -55,6 +59,11 @@ static int cms_fields_boolean(const cms_fields_t *t, const cms_field_t *f,
     json_t *v, cms_fields_out_t *out);
 static int cms_fields_json(const cms_fields_t *t, const cms_field_t *f,
     json_t *v, cms_fields_out_t *out);
+static int cms_fields_shape(const cms_fields_t *t, const cms_field_t *f,
+    json_t *v, cms_fields_out_t *out);
+static int cms_fields_items(const cms_fields_t *t, const cms_field_t *f,
+    json_t *v, cms_fields_out_t *out);
+static size_t cms_fields_json_max(const cms_field_t *f);
 static int cms_fields_put(const cms_fields_t *t, const cms_field_t *f,
     const char *p, size_t len, cms_fields_out_t *out);
 
@@ -96,6 +105,8 @@ static const char  *cms_fields_types[] = {
 
 #define cms_fields_missing(t, f)  ((f)->missing ? (f)->missing : (t)->missing)
 #define cms_fields_invalid(t, f)  ((f)->invalid ? (f)->invalid : (t)->invalid)
+#define cms_fields_rule(t, f)     ((f)->rule ? (f)->rule                      \
+                                             : cms_fields_invalid(t, f))
 
 
 int
@@ -143,11 +154,89 @@ cms_fields_space(const cms_fields_t *t)
             n += CMS_FIELDS_NUMBER_LEN;
 
         } else if (f->type == CMS_FIELD_OBJECT || f->type == CMS_FIELD_ARRAY) {
-            n += (f->max > 0 ? (size_t) f->max : 0) + 1;
+            n += cms_fields_json_max(f) + 1;
         }
     }
 
     return n;
+}
+
+
+int
+cms_fields_object(const cms_fields_t *t, const cms_fields_param_t *params,
+    json_t *obj)
+{
+    json_t                    *v;
+    const cms_field_t         *f, *g;
+    const cms_fields_param_t  *p;
+
+    for (f = t->fields; f->name != NULL; f++) {
+        if (f->param == 0 || params[f->param - 1].p == NULL) {
+            continue;
+        }
+
+        p = &params[f->param - 1];
+
+        /* an alias: the first field naming this $n has written it */
+        for (g = t->fields; g->param != f->param; g++) { /* void */ }
+
+        if (g != f) {
+            continue;
+        }
+
+        if (CMS_FIELDS_IS_NULL(*p)) {
+            v = json_null();
+
+        } else if (f->type == CMS_FIELD_STRING) {
+            v = json_stringn(p->p, p->len);
+
+        } else {
+            v = json_loadb(p->p, p->len, JSON_DECODE_ANY, NULL);
+        }
+
+        if (v == NULL || json_object_set_new(obj, f->name, v) != 0) {
+            return CMS_FIELDS_ERROR;
+        }
+    }
+
+    return CMS_FIELDS_OK;
+}
+
+
+/* the longest JSON text of an OBJECT or ARRAY field */
+static size_t
+cms_fields_json_max(const cms_field_t *f)
+{
+    size_t              one;
+    const cms_field_t  *i;
+
+    i = f->items;
+
+    if (i == NULL) {
+        return f->max > 0 ? (size_t) f->max : 0;
+    }
+
+    /* one item and its comma: a character escapes to 6 bytes at most */
+    switch (i->type) {
+
+    case CMS_FIELD_STRING:
+        one = 2 + 6 * (size_t) (i->max > 0 ? i->max : 0);
+        break;
+
+    case CMS_FIELD_INTEGER:
+    case CMS_FIELD_NUMBER:
+        one = CMS_FIELDS_NUMBER_LEN;
+        break;
+
+    case CMS_FIELD_BOOLEAN:
+        one = sizeof("false") - 1;
+        break;
+
+    default:
+        one = i->max > 0 ? (size_t) i->max : 0;
+    }
+
+    return 2 + (size_t) (f->max > 0 ? f->max : 0) * (one + 1);
 }
 
 
@@ -156,7 +245,7 @@ static int
 cms_fields_prepare(const cms_fields_t *t, cms_fields_out_t *out)
 {
     int                 length;
-    const cms_field_t  *f;
+    const cms_field_t  *f, *i;
 
     for (f = t->fields; f->name != NULL; f++) {
         length = f->type != CMS_FIELD_INTEGER && f->type != CMS_FIELD_NUMBER;
@@ -167,6 +256,19 @@ cms_fields_prepare(const cms_fields_t *t, cms_fields_out_t *out)
         {
             return cms_fields_misuse(out, f->name,
                                      ": bad type, $n or bounds in the table");
+        }
+
+        i = f->items;
+
+        if (i != NULL
+            && (f->type != CMS_FIELD_ARRAY || i->items != NULL
+                || i->type < CMS_FIELD_STRING || i->type > CMS_FIELD_ARRAY
+                || i->min > i->max
+                || (i->type != CMS_FIELD_INTEGER
+                    && i->type != CMS_FIELD_NUMBER && i->min < 0)))
+        {
+            return cms_fields_misuse(out, f->name,
+                                     ": bad items row in the table");
         }
 
         if (f->param != 0) {
@@ -234,6 +336,10 @@ cms_fields_one(const cms_fields_t *t, const cms_field_t *f, json_t *body,
 
     v = json_object_get(body, f->name);
 
+    if (v != NULL && json_is_null(v) && (f->flags & CMS_FIELD_NULL_ABSENT)) {
+        v = NULL;
+    }
+
     if (v == NULL) {
         if (mode == CMS_FIELDS_CREATE && (f->flags & CMS_FIELD_REQUIRED)) {
             return cms_fields_fail(out, cms_fields_missing(t, f), f->name,
@@ -248,7 +354,9 @@ cms_fields_one(const cms_fields_t *t, const cms_field_t *f, json_t *body,
     }
 
     if (!(f->flags & CMS_FIELD_NULLABLE)) {
-        if (f->flags & CMS_FIELD_REQUIRED) {
+        if ((f->flags & CMS_FIELD_REQUIRED)
+            && !(f->flags & CMS_FIELD_NULL_INVALID))
+        {
             return cms_fields_fail(out, cms_fields_missing(t, f), f->name,
                                    " is required");
         }
@@ -259,7 +367,9 @@ cms_fields_one(const cms_fields_t *t, const cms_field_t *f, json_t *body,
     /* create: SQL NULL, as if absent; patch: the "set null" marker */
     slot = f->param ? &out->params[f->param - 1] : NULL;
 
-    if (slot != NULL && slot->p == NULL && mode == CMS_FIELDS_PATCH) {
+    if (slot != NULL && slot->p == NULL
+        && (mode == CMS_FIELDS_PATCH || (f->flags & CMS_FIELD_NULL_ALWAYS)))
+    {
         slot->p = cms_fields_null;
     }
 
@@ -395,20 +505,20 @@ cms_fields_json(const cms_fields_t *t, const cms_field_t *f, json_t *v,
     int                rc;
     cms_fields_sink_t  s;
 
-    if ((f->type == CMS_FIELD_OBJECT && !json_is_object(v))
-        || (f->type == CMS_FIELD_ARRAY && !json_is_array(v)))
-    {
-        return cms_fields_bad_type(t, f, out);
+    rc = cms_fields_shape(t, f, v, out);
+    if (rc != CMS_FIELDS_OK) {
+        return rc;
     }
 
     /* room for the longest text allowed, so "over" is always the client's */
-    if (out->size - out->used < (size_t) f->max + 1) {
+    s.max = cms_fields_json_max(f);
+
+    if (out->size - out->used < s.max + 1) {
         return cms_fields_misuse(out, f->name, ": out->buf is too small");
     }
 
     s.p = out->buf + out->used;
     s.len = 0;
-    s.max = (size_t) f->max;
     s.over = 0;
 
     rc = json_dump_callback(v, cms_fields_sink, &s, JSON_COMPACT);
@@ -425,7 +535,7 @@ cms_fields_json(const cms_fields_t *t, const cms_field_t *f, json_t *v,
         return cms_fields_misuse(out, f->name, ": json_dump failed");
     }
 
-    if (s.len < (size_t) f->min) {
+    if (f->items == NULL && s.len < (size_t) f->min) {
         return cms_fields_bound(t, f, out, CMS_FIELDS_BYTES);
     }
 
@@ -441,6 +551,74 @@ cms_fields_json(const cms_fields_t *t, const cms_field_t *f, json_t *v,
 }
 
 
+/* the JSON type of an object or array field, then its items if any */
+static int
+cms_fields_shape(const cms_fields_t *t, const cms_field_t *f, json_t *v,
+    cms_fields_out_t *out)
+{
+    if ((f->type == CMS_FIELD_OBJECT && !json_is_object(v))
+        || (f->type == CMS_FIELD_ARRAY && !json_is_array(v)))
+    {
+        return cms_fields_bad_type(t, f, out);
+    }
+
+    return f->items ? cms_fields_items(t, f, v, out) : CMS_FIELDS_OK;
+}
+
+
+/*
+ * An array's items, each through its type's reader as a field of its own
+ * with no $n, named "name[i]" in the message; what a reader writes into
+ * out->buf (a number's text) is dropped after it.
+ */
+static int
+cms_fields_items(const cms_fields_t *t, const cms_field_t *f, json_t *v,
+    cms_fields_out_t *out)
+{
+    int           rc;
+    char          name[CMS_FIELDS_ITEM_NAME];
+    json_t       *e;
+    size_t        i, n, used;
+    cms_field_t   item;
+
+    n = json_array_size(v);
+
+    if (n < (unsigned long long) f->min || n > (unsigned long long) f->max) {
+        return cms_fields_bound(t, f, out, CMS_FIELDS_ITEMS);
+    }
+
+    /* an item is never missing nor null: those are its "invalid" too */
+    item = *f->items;
+    item.name = name;
+    item.param = 0;
+    item.flags &= ~(CMS_FIELD_REQUIRED | CMS_FIELD_NULLABLE);
+    item.invalid = item.invalid ? item.invalid : cms_fields_invalid(t, f);
+    item.missing = item.invalid;
+    item.rule = item.rule ? item.rule : cms_fields_rule(t, f);
+
+    used = out->used;
+
+    for (i = 0; i < n; i++) {
+        e = json_array_get(v, i);
+
+        snprintf(name, sizeof(name), "%.*s[%zu]", CMS_FIELDS_NAME_MAX,
+                 f->name, i);
+
+        rc = json_is_null(e) ? cms_fields_bad_type(t, &item, out)
+                             : cms_fields_readers[item.type](t, &item, e,
+                                                             out);
+        out->used = used;
+
+        if (rc != CMS_FIELDS_OK) {
+            out->err.param = f->name;
+            return rc;
+        }
+    }
+
+    return CMS_FIELDS_OK;
+}
+
+
 /* the check, then the parameter unless an earlier alias has filled it */
 static int
 cms_fields_put(const cms_fields_t *t, const cms_field_t *f, const char *p,
@@ -449,7 +627,7 @@ cms_fields_put(const cms_fields_t *t, const cms_field_t *f, const char *p,
     cms_fields_param_t  *slot;
 
     if (f->check != NULL && !f->check(p, len)) {
-        return cms_fields_fail(out, cms_fields_invalid(t, f), f->name,
+        return cms_fields_fail(out, cms_fields_rule(t, f), f->name,
                                " is not valid");
     }
 
@@ -600,7 +778,7 @@ cms_fields_not_one_of(const cms_fields_t *t, const cms_field_t *f,
     size_t               at;
     const char *const   *w;
 
-    cms_fields_fail(out, cms_fields_invalid(t, f), f->name,
+    cms_fields_fail(out, cms_fields_rule(t, f), f->name,
                     " must be one of: ");
     at = strlen(out->err.message);
 

@@ -26,11 +26,25 @@
  *     answers title_required), else the "invalid" code; with
  *     CMS_FIELD_NONEMPTY, "" is refused with the "missing" code too.
  *
+ *     Three flags change what null means for one field:
+ *       CMS_FIELD_NULL_ABSENT  null counts as absent: required on create
+ *                              ("missing"), else NULL, never the marker
+ *                              (a client sending back what it read);
+ *       CMS_FIELD_NULL_ALWAYS  with CMS_FIELD_NULLABLE: the marker in
+ *                              create mode too, where null differs from
+ *                              absent (author_id null: no author; absent:
+ *                              the caller);
+ *       CMS_FIELD_NULL_INVALID null on a required field is a value of the
+ *                              wrong type ("invalid"), not "missing" (the
+ *                              extension API: missing 400, bad value 422).
+ *
  *   - Every other failure of a present value (wrong JSON type, length,
- *     range, not an allowed value, the check function, NUL or bad UTF-8)
- *     gets the field's "invalid" code.  A field code of 0 takes the
- *     table's default; codes are the caller's (an error catalogue index,
- *     say): this file gives them meaning only as "0 = use the default".
+ *     range, count of items, NUL or bad UTF-8) gets the field's "invalid"
+ *     code; not an allowed value or refused by the check function gets its
+ *     "rule" code (0: the "invalid" one), so a field can say "not a string"
+ *     and "not a slug" apart.  A field code of 0 takes the table's default;
+ *     codes are the caller's (an error catalogue index, say): this file
+ *     gives them meaning only as "0 = use the default".
  *
  *   - Types and what min / max bound, both inclusive, always applied
  *     (a table must state them: 0 .. 0 allows only the empty string or 0):
@@ -51,6 +65,13 @@
  *       OBJECT,  bytes of the compact JSON text (jansson's order: as
  *       ARRAY    received), written into the caller's buffer; a nested
  *                "\u0000" is refused (PostgreSQL's jsonb refuses it).
+ *       ARRAY    with "items" (a row describing every item: its type,
+ *       + items  bounds, one_of, check; its name and $n unused, its codes
+ *                0 take the array's): min / max count the items; an item
+ *                that fails is refused naming the array, the message
+ *                saying which item ("tags[2] must be ...").  The parameter
+ *                is still the array's compact JSON text.  Items are
+ *                scalars or JSON without items of their own.
  *
  *     "check", when set, is called last with the parameter's text exactly
  *     as it will be sent (e.g. cms_slug_valid, cms_uuid_valid,
@@ -82,19 +103,19 @@
  *     static const cms_field_t  category_fields[] = {
  *         { "name", CMS_FIELD_STRING,
  *           CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 2,
- *           ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL },
+ *           ERR_NAME_REQUIRED, 0, 1, 200, NULL, NULL, 0, NULL },
  *         { "slug", CMS_FIELD_STRING, 0, 3,
- *           0, ERR_INVALID_SLUG, 1, 200, NULL, cms_slug_valid },
+ *           0, ERR_INVALID_SLUG, 1, 200, NULL, cms_slug_valid, 0, NULL },
  *         { "description", CMS_FIELD_STRING, 0, 4, 0, 0, 0, 5000,
- *           NULL, NULL },
+ *           NULL, NULL, 0, NULL },
  *         { "accent_color", CMS_FIELD_STRING, 0, 5, 0, 0, 4, 7,
- *           NULL, cms_color_valid },
+ *           NULL, cms_color_valid, 0, NULL },
  *         { "image_url", CMS_FIELD_STRING, 0, 6, 0, 0, 0, 2048,
- *           NULL, NULL },
+ *           NULL, NULL, 0, NULL },
  *         { "locale", CMS_FIELD_STRING, 0, 7, 0, 0, 2, 35,
- *           NULL, cms_locale_valid },
+ *           NULL, cms_locale_valid, 0, NULL },
  *         { "display_order", CMS_FIELD_INTEGER, 0, 8, 0, 0,
- *           -1000000, 1000000, NULL, NULL },
+ *           -1000000, 1000000, NULL, NULL, 0, NULL },
  *         cms_fields_end
  *     };
  *
@@ -104,15 +125,25 @@
  *         ERR_INVALID_REQUEST, ERR_INVALID_FIELD       (missing, invalid)
  *     };
  *
- * Rows of other shapes: a nullable reference, a closed set, a flag read
- * by the caller itself (no $n), a JSON column:
+ * Rows of other shapes: a nullable reference, a closed set whose wrong
+ * type is invalid_field_value but whose unknown value is invalid_status,
+ * a flag read by the caller itself (no $n), a JSON column, up to 50 tags
+ * of 1 to 100 characters:
  *
  *         { "category_id", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 9,
- *           0, 0, 36, 36, NULL, cms_uuid_valid },
+ *           0, 0, 36, 36, NULL, cms_uuid_valid, 0, NULL },
  *         { "status", CMS_FIELD_STRING, 0, 10,
- *           0, ERR_INVALID_STATUS, 1, 20, article_states, NULL },
- *         { "autosave", CMS_FIELD_BOOLEAN, 0, 0, 0, 0, 0, 0, NULL, NULL },
- *         { "data", CMS_FIELD_OBJECT, 0, 11, 0, 0, 0, 65536, NULL, NULL },
+ *           0, 0, 1, 20, article_states, NULL, ERR_INVALID_STATUS, NULL },
+ *         { "autosave", CMS_FIELD_BOOLEAN, 0, 0, 0, 0, 0, 0, NULL, NULL,
+ *           0, NULL },
+ *         { "data", CMS_FIELD_OBJECT, 0, 11, 0, 0, 0, 65536, NULL, NULL,
+ *           0, NULL },
+ *         { "tags", CMS_FIELD_ARRAY, 0, 12, 0, 0, 0, 50, NULL, NULL,
+ *           0, &tag },
+ *
+ *     with  static const cms_field_t  tag = { NULL, CMS_FIELD_STRING, 0,
+ *                                             0, 0, 0, 1, 100, NULL, NULL,
+ *                                             0, NULL };
  *
  * A call (the caller owns args, buf and out):
  *
@@ -148,6 +179,9 @@ typedef enum {
 #define CMS_FIELD_REQUIRED   0x01  /* absent on create: "missing" code */
 #define CMS_FIELD_NULLABLE   0x02  /* explicit null accepted */
 #define CMS_FIELD_NONEMPTY   0x04  /* "" counts as missing */
+#define CMS_FIELD_NULL_ABSENT   0x08  /* null counts as absent */
+#define CMS_FIELD_NULL_ALWAYS   0x10  /* NULLABLE: the marker on create */
+#define CMS_FIELD_NULL_INVALID  0x20  /* REQUIRED: null is "invalid" */
 
 /* cms_fields_read() modes */
 #define CMS_FIELDS_CREATE    0
@@ -164,7 +198,9 @@ typedef enum {
 #define CMS_FIELDS_MESSAGE_MAX 160
 
 
-typedef struct {
+typedef struct cms_field_s  cms_field_t;
+
+struct cms_field_s {
     const char                 *name;
     unsigned                    type;      /* cms_field_type_e */
     unsigned                    flags;     /* CMS_FIELD_* */
@@ -175,10 +211,12 @@ typedef struct {
     long long                   max;
     const char *const          *one_of;    /* STRING only; NULL: any */
     int                       (*check)(const char *p, size_t len);
-} cms_field_t;
+    int                         rule;      /* one_of, check; 0: invalid */
+    const cms_field_t          *items;     /* ARRAY only; NULL: any */
+};
 
 /* the row that ends a table */
-#define cms_fields_end  { NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL }
+#define cms_fields_end  { NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL }
 
 
 typedef struct {
@@ -245,9 +283,24 @@ int cms_fields_read(const cms_fields_t *t, json_t *body, int mode,
 /*
  * The out->buf size cms_fields_read() may need for table "t": one
  * CMS_FIELDS_NUMBER_LEN per INTEGER or NUMBER field, max + 1 per OBJECT or
- * ARRAY field (every field, written or not).
+ * ARRAY field (every field, written or not); for an ARRAY with items, the
+ * longest text max items of its item row can take.
  */
 size_t cms_fields_space(const cms_fields_t *t);
+
+/*
+ * For statements that take a JSON patch (jsonb) rather than one $n per
+ * column: sets in "obj" (a JSON object the caller owns) one member per
+ * parameter that "params" (as cms_fields_read() left them for table "t")
+ * holds, named after the first field of the table naming that $n (an
+ * alias writes under the first name): a STRING as a string, the "set
+ * null" marker as null, any other type as the JSON value its text reads
+ * as.  NULL parameters ("not given") and fields with no $n are left out.
+ * Returns CMS_FIELDS_OK, or CMS_FIELDS_ERROR when jansson could not
+ * allocate or read a value back (obj may then hold some members).
+ */
+int cms_fields_object(const cms_fields_t *t, const cms_fields_param_t *params,
+    json_t *obj);
 
 
 #endif /* _CMS_FIELDS_H_INCLUDED_ */

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "cms_fields.h"
@@ -32,26 +33,26 @@ static const char *const  ignored[] = { "id", "created_at", NULL };
 /* $1 and $14 are the caller's; $4 is shared by subtitle and its alias */
 static const cms_field_t  fields[] = {
     { "title", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY, 2,
-      E_TITLE_REQUIRED, 0, 1, 10, NULL, NULL },
+      E_TITLE_REQUIRED, 0, 1, 10, NULL, NULL, 0, NULL },
     { "slug", CMS_FIELD_STRING, 0, 3, 0, E_INVALID_SLUG, 1, 200, NULL,
-      cms_slug_valid },
-    { "subtitle", CMS_FIELD_STRING, 0, 4, 0, 0, 0, 20, NULL, NULL },
-    { "excerpt", CMS_FIELD_STRING, 0, 4, 0, 0, 0, 20, NULL, NULL },
+      cms_slug_valid, 0, NULL },
+    { "subtitle", CMS_FIELD_STRING, 0, 4, 0, 0, 0, 20, NULL, NULL, 0, NULL },
+    { "excerpt", CMS_FIELD_STRING, 0, 4, 0, 0, 0, 20, NULL, NULL, 0, NULL },
     { "status", CMS_FIELD_STRING, 0, 5, 0, E_INVALID_STATUS, 1, 20, states,
-      NULL },
+      NULL, 0, NULL },
     { "category_id", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 6, 0, 0, 36, 36,
-      NULL, cms_uuid_valid },
-    { "order", CMS_FIELD_INTEGER, 0, 7, 0, 0, -5, 5, NULL, NULL },
+      NULL, cms_uuid_valid, 0, NULL },
+    { "order", CMS_FIELD_INTEGER, 0, 7, 0, 0, -5, 5, NULL, NULL, 0, NULL },
     { "amount", CMS_FIELD_NUMBER, CMS_FIELD_NULLABLE, 8, 0, 0, 0, 1000000,
-      NULL, NULL },
-    { "featured", CMS_FIELD_BOOLEAN, 0, 9, 0, 0, 0, 0, NULL, NULL },
+      NULL, NULL, 0, NULL },
+    { "featured", CMS_FIELD_BOOLEAN, 0, 9, 0, 0, 0, 0, NULL, NULL, 0, NULL },
     { "data", CMS_FIELD_OBJECT, CMS_FIELD_NULLABLE, 10, 0, 0, 0, 32, NULL,
-      NULL },
-    { "tags", CMS_FIELD_ARRAY, 0, 11, 0, 0, 3, 32, NULL, NULL },
-    { "autosave", CMS_FIELD_BOOLEAN, 0, 0, 0, 0, 0, 0, NULL, NULL },
+      NULL, 0, NULL },
+    { "tags", CMS_FIELD_ARRAY, 0, 11, 0, 0, 3, 32, NULL, NULL, 0, NULL },
+    { "autosave", CMS_FIELD_BOOLEAN, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL },
     { "big", CMS_FIELD_INTEGER, 0, 12, 0, 0, INT64_MIN, INT64_MAX, NULL,
-      NULL },
-    { "ratio", CMS_FIELD_NUMBER, 0, 13, 0, 0, -1, 1, NULL, NULL },
+      NULL, 0, NULL },
+    { "ratio", CMS_FIELD_NUMBER, 0, 13, 0, 0, -1, 1, NULL, NULL, 0, NULL },
     cms_fields_end
 };
 
@@ -571,24 +572,25 @@ static void
 test_misuse(void **state)
 {
     static const cms_field_t  over[] = {
-        { "a", CMS_FIELD_STRING, 0, NPARAMS + 1, 0, 0, 0, 1, NULL, NULL },
+        { "a", CMS_FIELD_STRING, 0, NPARAMS + 1, 0, 0, 0, 1, NULL, NULL,
+          0, NULL },
         cms_fields_end
     };
     static const cms_field_t  type[] = {
-        { "a", 99, 0, 1, 0, 0, 0, 1, NULL, NULL },
+        { "a", 99, 0, 1, 0, 0, 0, 1, NULL, NULL, 0, NULL },
         cms_fields_end
     };
     static const cms_field_t  bounds[] = {
-        { "a", CMS_FIELD_INTEGER, 0, 1, 0, 0, 2, 1, NULL, NULL },
+        { "a", CMS_FIELD_INTEGER, 0, 1, 0, 0, 2, 1, NULL, NULL, 0, NULL },
         cms_fields_end
     };
     static const cms_field_t  length[] = {
-        { "a", CMS_FIELD_STRING, 0, 1, 0, 0, -1, 1, NULL, NULL },
+        { "a", CMS_FIELD_STRING, 0, 1, 0, 0, -1, 1, NULL, NULL, 0, NULL },
         cms_fields_end
     };
     static const cms_field_t  json[] = {
-        { "n", CMS_FIELD_NUMBER, 0, 1, 0, 0, 0, 10, NULL, NULL },
-        { "a", CMS_FIELD_ARRAY, 0, 2, 0, 0, 0, 100, NULL, NULL },
+        { "n", CMS_FIELD_NUMBER, 0, 1, 0, 0, 0, 10, NULL, NULL, 0, NULL },
+        { "a", CMS_FIELD_ARRAY, 0, 2, 0, 0, 0, 100, NULL, NULL, 0, NULL },
         cms_fields_end
     };
 
@@ -635,6 +637,233 @@ test_misuse(void **state)
 }
 
 
+/* the rule code: a wrong type and a refused value answered apart */
+static void
+test_rule(void **state)
+{
+    static const char *const  kinds[] = { "a", "b", NULL };
+    static const cms_field_t  f[] = {
+        { "slug", CMS_FIELD_STRING, 0, 1, 0, 0, 0, 10, NULL, cms_slug_valid,
+          E_INVALID_SLUG, NULL },
+        { "kind", CMS_FIELD_STRING, 0, 2, 0, 0, 0, 10, kinds, NULL,
+          E_INVALID_STATUS, NULL },
+        cms_fields_end
+    };
+    static const cms_fields_t  t = { f, NULL, E_BODY, E_UNKNOWN, E_MISSING,
+                                     E_INVALID };
+
+    (void) state;
+
+    refused(read_with(&t, "{\"slug\": \"No\"}", CMS_FIELDS_PATCH),
+            E_INVALID_SLUG, "slug", "slug is not valid");
+    refused(read_with(&t, "{\"slug\": \"\"}", CMS_FIELDS_PATCH),
+            E_INVALID_SLUG, "slug", NULL);
+    refused(read_with(&t, "{\"slug\": 5}", CMS_FIELDS_PATCH),
+            E_INVALID, "slug", "slug must be a string");
+    refused(read_with(&t, "{\"slug\": \"aaaaaaaaaaa\"}", CMS_FIELDS_PATCH),
+            E_INVALID, "slug", "slug must be 0 to 10 characters long");
+    refused(read_with(&t, "{\"kind\": \"c\"}", CMS_FIELDS_PATCH),
+            E_INVALID_STATUS, "kind", "kind must be one of: a, b");
+    refused(read_with(&t, "{\"kind\": []}", CMS_FIELDS_PATCH),
+            E_INVALID, "kind", NULL);
+
+    assert_int_equal(read_with(&t, "{\"slug\": \"ok\", \"kind\": \"b\"}",
+                               CMS_FIELDS_CREATE),
+                     CMS_FIELDS_OK);
+    param_is(1, "ok");
+    param_is(2, "b");
+}
+
+
+/* what null means, field by field */
+static void
+test_null_flags(void **state)
+{
+    static const cms_field_t  f[] = {
+        { "title", CMS_FIELD_STRING,
+          CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY | CMS_FIELD_NULL_ABSENT, 1,
+          E_TITLE_REQUIRED, 0, 1, 10, NULL, NULL, 0, NULL },
+        { "flag", CMS_FIELD_BOOLEAN, CMS_FIELD_NULL_ABSENT, 2, 0, 0, 0, 0,
+          NULL, NULL, 0, NULL },
+        { "author", CMS_FIELD_STRING,
+          CMS_FIELD_NULLABLE | CMS_FIELD_NULL_ALWAYS, 3, 0, 0, 0, 10, NULL,
+          NULL, 0, NULL },
+        { "ref", CMS_FIELD_STRING,
+          CMS_FIELD_REQUIRED | CMS_FIELD_NULL_INVALID, 4, 0, 0, 1, 10, NULL,
+          NULL, 0, NULL },
+        cms_fields_end
+    };
+    static const cms_fields_t  t = { f, NULL, E_BODY, E_UNKNOWN, E_MISSING,
+                                     E_INVALID };
+
+    (void) state;
+
+    /* null as absent: required on create, "unchanged" on patch */
+    refused(read_with(&t, "{\"title\": null, \"ref\": \"r\"}",
+                      CMS_FIELDS_CREATE),
+            E_TITLE_REQUIRED, "title", "title is required");
+    assert_int_equal(read_with(&t, "{\"title\": null, \"flag\": null}",
+                               CMS_FIELDS_PATCH),
+                     CMS_FIELDS_OK);
+    assert_null(params[0].p);
+    assert_null(params[1].p);
+
+    /* null always the marker, create too; absent is still NULL */
+    assert_int_equal(read_with(&t, "{\"title\": \"x\", \"author\": null,"
+                               " \"ref\": \"r\"}", CMS_FIELDS_CREATE),
+                     CMS_FIELDS_OK);
+    assert_true(CMS_FIELDS_IS_NULL(params[2]));
+    assert_int_equal(read_with(&t, "{\"title\": \"x\", \"ref\": \"r\"}",
+                               CMS_FIELDS_CREATE),
+                     CMS_FIELDS_OK);
+    assert_null(params[2].p);
+
+    /* null on a required field: the wrong type, not missing */
+    refused(read_with(&t, "{\"title\": \"x\", \"ref\": null}",
+                      CMS_FIELDS_CREATE),
+            E_INVALID, "ref", "ref must be a string");
+    refused(read_with(&t, "{\"title\": \"x\"}", CMS_FIELDS_CREATE),
+            E_MISSING, "ref", "ref is required");
+
+    /* NULL_ABSENT does not make a wrong type right */
+    refused(read_with(&t, "{\"flag\": 0}", CMS_FIELDS_PATCH),
+            E_INVALID, "flag", NULL);
+}
+
+
+/* an array whose items are checked one by one */
+static void
+test_items(void **state)
+{
+    static const cms_field_t  tag = {
+        NULL, CMS_FIELD_STRING, 0, 0, 0, 0, 1, 3, NULL, cms_slug_valid,
+        E_INVALID_SLUG, NULL
+    };
+    static const cms_field_t  num = {
+        NULL, CMS_FIELD_INTEGER, 0, 0, 0, 0, 0, 9, NULL, NULL, 0, NULL
+    };
+    static const cms_field_t  f[] = {
+        { "tags", CMS_FIELD_ARRAY, 0, 1, 0, E_INVALID_STATUS, 0, 3, NULL,
+          NULL, 0, &tag },
+        { "nums", CMS_FIELD_ARRAY, CMS_FIELD_REQUIRED, 2, 0, 0, 1, 2, NULL,
+          NULL, 0, &num },
+        cms_fields_end
+    };
+    static const cms_fields_t  t = { f, NULL, E_BODY, E_UNKNOWN, E_MISSING,
+                                     E_INVALID };
+    static const refusal_t  bad[] = {
+        { "{\"tags\": [\"a\", \"b\", \"c\", \"d\"]}", E_INVALID_STATUS,
+          "tags", "tags must hold 0 to 3 items" },
+        { "{\"tags\": [\"a\", 5]}", E_INVALID_STATUS, "tags",
+          "tags[1] must be a string" },
+        { "{\"tags\": [null]}", E_INVALID_STATUS, "tags",
+          "tags[0] must be a string" },
+        { "{\"tags\": [\"\"]}", E_INVALID_STATUS, "tags",
+          "tags[0] must be 1 to 3 characters long" },
+        { "{\"tags\": [\"abcd\"]}", E_INVALID_STATUS, "tags", NULL },
+        { "{\"tags\": [\"ab\", \"A\"]}", E_INVALID_SLUG, "tags",
+          "tags[1] is not valid" },
+        { "{\"tags\": \"a\"}", E_INVALID_STATUS, "tags",
+          "tags must be an array" },
+        { "{\"nums\": []}", E_INVALID, "nums",
+          "nums must hold 1 to 2 items" },
+        { "{\"nums\": [10]}", E_INVALID, "nums",
+          "nums[0] must be between 0 and 9" },
+        { "{\"nums\": [1.5]}", E_INVALID, "nums", NULL },
+    };
+    size_t  i;
+
+    (void) state;
+
+    for (i = 0; i < NBAD(bad); i++) {
+        refused(read_with(&t, bad[i].text, CMS_FIELDS_PATCH), bad[i].code,
+                bad[i].param, bad[i].message);
+    }
+
+    /* the parameter is the compact text; no item's number stays in buf */
+    assert_int_equal(read_with(&t, "{\"tags\": [\"a\", \"b-c\"],"
+                               " \"nums\": [9, 0]}", CMS_FIELDS_CREATE),
+                     CMS_FIELDS_OK);
+    param_is(1, "[\"a\",\"b-c\"]");
+    param_is(2, "[9,0]");
+    assert_int_equal(out.used, sizeof("[\"a\",\"b-c\"]") + sizeof("[9,0]"));
+    assert_true(out.used <= cms_fields_space(&t));
+
+    /* the longest text fits what cms_fields_space() says: control
+       characters escape to 6 bytes each */
+    assert_int_equal(cms_fields_space(&t),
+                     (2 + 3 * (2 + 6 * 3 + 1)) + 1
+                     + (2 + 2 * (CMS_FIELDS_NUMBER_LEN + 1)) + 1);
+
+    refused(read_with(&t, "{}", CMS_FIELDS_CREATE), E_MISSING, "nums",
+            NULL);
+}
+
+
+/* items the reader must refuse as a table error */
+static void
+test_items_misuse(void **state)
+{
+    static const cms_field_t  inner = {
+        NULL, CMS_FIELD_STRING, 0, 0, 0, 0, 0, 1, NULL, NULL, 0, NULL
+    };
+    static const cms_field_t  nested = {
+        NULL, CMS_FIELD_ARRAY, 0, 0, 0, 0, 0, 1, NULL, NULL, 0, &inner
+    };
+    static const cms_field_t  on_string[] = {
+        { "a", CMS_FIELD_STRING, 0, 1, 0, 0, 0, 1, NULL, NULL, 0, &inner },
+        cms_fields_end
+    };
+    static const cms_field_t  two_deep[] = {
+        { "a", CMS_FIELD_ARRAY, 0, 1, 0, 0, 0, 1, NULL, NULL, 0, &nested },
+        cms_fields_end
+    };
+
+    const cms_fields_t  t1 = { on_string, NULL, 1, 2, 3, 4 };
+    const cms_fields_t  t2 = { two_deep, NULL, 1, 2, 3, 4 };
+
+    (void) state;
+
+    assert_int_equal(read_with(&t1, "{}", CMS_FIELDS_CREATE),
+                     CMS_FIELDS_ERROR);
+    assert_int_equal(read_with(&t2, "{}", CMS_FIELDS_CREATE),
+                     CMS_FIELDS_ERROR);
+}
+
+
+/* the values as a JSON object, for a statement taking a jsonb patch */
+static void
+test_object(void **state)
+{
+    char    *text;
+    json_t  *obj;
+
+    (void) state;
+
+    assert_int_equal(rd("{\"excerpt\": \"e\", \"category_id\": null,"
+                        " \"order\": -5, \"amount\": 0.5, \"featured\": true,"
+                        " \"data\": {\"a\": [1]}, \"tags\": [\"x\"],"
+                        " \"autosave\": true, \"big\": 7}",
+                        CMS_FIELDS_PATCH),
+                     CMS_FIELDS_OK);
+
+    /* the caller's slots are not fields: only what the body gave */
+    obj = json_object();
+    assert_non_null(obj);
+    assert_int_equal(cms_fields_object(&table, params, obj), CMS_FIELDS_OK);
+
+    text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_non_null(text);
+    assert_string_equal(text,
+                        "{\"amount\":0.5,\"big\":7,\"category_id\":null,"
+                        "\"data\":{\"a\":[1]},\"featured\":true,"
+                        "\"order\":-5,\"subtitle\":\"e\",\"tags\":[\"x\"]}");
+
+    free(text);
+    json_decref(obj);
+}
+
+
 static int
 teardown(void **state)
 {
@@ -667,6 +896,11 @@ main(void)
         cmocka_unit_test(test_alias_and_unwritten),
         cmocka_unit_test(test_first_error),
         cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_rule),
+        cmocka_unit_test(test_null_flags),
+        cmocka_unit_test(test_items),
+        cmocka_unit_test(test_items_misuse),
+        cmocka_unit_test(test_object),
     };
 
     return cmocka_run_group_tests(tests, NULL, teardown);
