@@ -26,6 +26,7 @@
 #include "cms_sanitize.h"
 #include "cms_text.h"
 #include "cms_uuid.h"
+#include "cms_url.h"
 #include "cms_validate.h"
 
 
@@ -639,6 +640,13 @@ ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
         && !cms_locale_valid((char *) v[5].data, v[5].len))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "locale");
+    }
+
+    if (v[6].data != NULL
+        && !cms_url_http_valid_or_empty((char *) v[6].data, v[6].len))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_URL,
+                                 "image_url");
     }
 
     for (i = 0; i < 8; i++) {

@@ -567,8 +567,9 @@ cms_fields_bad_type(const cms_fields_t *t, const cms_field_t *f,
 {
     size_t  at;
 
-    cms_fields_fail(out, cms_fields_invalid(t, f), f->name,
-                    cms_fields_types[f->type]);
+    cms_fields_fail(out, (f->flags & CMS_FIELD_TYPE_CODE)
+                         ? t->invalid : cms_fields_invalid(t, f),
+                    f->name, cms_fields_types[f->type]);
 
     if (f->flags & CMS_FIELD_NULLABLE) {
         at = strlen(out->err.message);

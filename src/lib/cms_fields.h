@@ -28,9 +28,12 @@
  *
  *   - Every other failure of a present value (wrong JSON type, length,
  *     range, not an allowed value, the check function, NUL or bad UTF-8)
- *     gets the field's "invalid" code.  A field code of 0 takes the
- *     table's default; codes are the caller's (an error catalogue index,
- *     say): this file gives them meaning only as "0 = use the default".
+ *     gets the field's "invalid" code, except a wrong JSON type on a field
+ *     with CMS_FIELD_TYPE_CODE, which gets the table's (image_url: 5 is
+ *     invalid_field_value, "javascript:" invalid_url).  A field code of 0
+ *     takes the table's default; codes are the caller's (an error
+ *     catalogue index, say): this file gives them meaning only as
+ *     "0 = use the default".
  *
  *   - Types and what min / max bound, both inclusive, always applied
  *     (a table must state them: 0 .. 0 allows only the empty string or 0):
@@ -148,6 +151,8 @@ typedef enum {
 #define CMS_FIELD_REQUIRED   0x01  /* absent on create: "missing" code */
 #define CMS_FIELD_NULLABLE   0x02  /* explicit null accepted */
 #define CMS_FIELD_NONEMPTY   0x04  /* "" counts as missing */
+#define CMS_FIELD_TYPE_CODE  0x08  /* a wrong JSON type: the table's
+                                      "invalid" code, not the field's */
 
 /* cms_fields_read() modes */
 #define CMS_FIELDS_CREATE    0

@@ -427,6 +427,39 @@ test_check(void **state)
 }
 
 
+/* CMS_FIELD_TYPE_CODE: the field's code for its value, the table's for a
+   wrong JSON type */
+static void
+test_type_code(void **state)
+{
+    static const cms_field_t  url_fields[] = {
+        { "image_url", CMS_FIELD_STRING,
+          CMS_FIELD_NULLABLE | CMS_FIELD_TYPE_CODE, 2, 0, E_INVALID_SLUG,
+          0, 8, NULL, cms_slug_valid },
+        cms_fields_end
+    };
+    static const cms_fields_t  url_table = {
+        url_fields, NULL, E_BODY, E_UNKNOWN, E_MISSING, E_INVALID
+    };
+
+    (void) state;
+
+    refused(read_with(&url_table, "{\"image_url\": 5}", CMS_FIELDS_PATCH),
+            E_INVALID, "image_url", "image_url must be a string or null");
+    refused(read_with(&url_table, "{\"image_url\": []}", CMS_FIELDS_CREATE),
+            E_INVALID, "image_url", NULL);
+    refused(read_with(&url_table, "{\"image_url\": \"A B\"}",
+                      CMS_FIELDS_PATCH),
+            E_INVALID_SLUG, "image_url", "image_url is not valid");
+    refused(read_with(&url_table, "{\"image_url\": \"abcdefghi\"}",
+                      CMS_FIELDS_PATCH),
+            E_INVALID_SLUG, "image_url", NULL);
+    assert_int_equal(read_with(&url_table, "{\"image_url\": \"a-b\"}",
+                               CMS_FIELDS_PATCH),
+                     CMS_FIELDS_OK);
+}
+
+
 static void
 test_integer(void **state)
 {
@@ -660,6 +693,7 @@ main(void)
         cmocka_unit_test(test_string_not_utf8),
         cmocka_unit_test(test_one_of),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_type_code),
         cmocka_unit_test(test_integer),
         cmocka_unit_test(test_number),
         cmocka_unit_test(test_boolean),
