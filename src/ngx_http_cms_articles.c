@@ -645,8 +645,9 @@ ngx_http_cms_articles_strings(ngx_http_request_t *r, json_t *body,
     if (v[6].data != NULL
         && !cms_url_http_valid_or_empty((char *) v[6].data, v[6].len))
     {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_URL,
-                                 "image_url");
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_URL,
+                                     "image_url", "image_url must be an "
+                                     "absolute http:// or https:// URL");
     }
 
     for (i = 0; i < 8; i++) {

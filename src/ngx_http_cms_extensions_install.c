@@ -52,6 +52,8 @@ static ngx_int_t ngx_http_cms_extensions_fetch(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
 static ngx_int_t ngx_http_cms_extensions_url(ngx_http_request_t *r,
     ngx_http_cms_install_t *in);
+static ngx_int_t ngx_http_cms_extensions_url_refused(ngx_http_request_t *r,
+    int rc);
 static ngx_int_t ngx_http_cms_extensions_registry(ngx_http_request_t *r,
     ngx_http_cms_install_t *in, cms_url_t *u);
 static ngx_int_t ngx_http_cms_extensions_fetched(ngx_http_request_t *r,
@@ -335,24 +337,8 @@ ngx_http_cms_extensions_url(ngx_http_request_t *r, ngx_http_cms_install_t *in)
     rc = cms_url_parse((char *) in->url.data, in->url.len,
                        CMS_URL_HTTPS | CMS_URL_NO_IDN, &u);
 
-    if (rc == CMS_URL_E_SCHEME || rc == CMS_URL_E_LENGTH) {
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               "manifest_url must be an "
-                                               "https:// URL on an allowed "
-                                               "registry");
-    }
-
     if (rc != CMS_URL_OK) {
-        p = ngx_pnalloc(r->pool, sizeof("manifest_url ")
-                                 + ngx_strlen(cms_url_error(rc)));
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_sprintf(p, "manifest_url %s%Z", cms_url_error(rc));
-
-        return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                               (char *) p);
+        return ngx_http_cms_extensions_url_refused(r, rc);
     }
 
     if (ngx_http_cms_extensions_registry(r, in, &u) != NGX_OK) {
@@ -376,6 +362,31 @@ ngx_http_cms_extensions_url(ngx_http_request_t *r, ngx_http_cms_install_t *in)
     in->url.len = n;
 
     return NGX_OK;
+}
+
+
+/* 422 naming manifest_url and the URL rule it broke */
+static ngx_int_t
+ngx_http_cms_extensions_url_refused(ngx_http_request_t *r, int rc)
+{
+    u_char  *p;
+
+    if (rc == CMS_URL_E_SCHEME || rc == CMS_URL_E_LENGTH) {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               "manifest_url must be an "
+                                               "https:// URL on an allowed "
+                                               "registry");
+    }
+
+    p = ngx_pnalloc(r->pool, sizeof("manifest_url ")
+                             + ngx_strlen(cms_url_error(rc)));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(p, "manifest_url %s%Z", cms_url_error(rc));
+
+    return ngx_http_cms_extensions_invalid(r, "manifest_url", (char *) p);
 }
 
 

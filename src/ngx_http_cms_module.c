@@ -38,6 +38,8 @@ static char *ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static ngx_int_t ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value,
+    ngx_str_t *host);
 static ngx_int_t ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
@@ -592,10 +594,7 @@ ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
-    int          rc;
-    u_char       url[sizeof("https://") + CMS_URL_AUTHORITY_SIZE];
     ngx_str_t   *value, *host;
-    cms_url_t    u;
     ngx_uint_t   i;
 
     if (mcf->ext_registries == NULL) {
@@ -608,39 +607,54 @@ ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
-        rc = CMS_URL_E_LENGTH;
-
-        if (value[i].len < CMS_URL_AUTHORITY_SIZE) {
-            ngx_memcpy(ngx_cpymem(url, "https://", 8), value[i].data,
-                       value[i].len);
-            rc = cms_url_parse((char *) url, 8 + value[i].len,
-                               CMS_URL_HTTPS | CMS_URL_NO_IDN, &u);
-        }
-
-        if (rc != CMS_URL_OK || u.path.len != 0 || u.has_query) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "cms_extensions_registry: \"%V\" is not "
-                               "a host[:port] (%s)", &value[i],
-                               rc == CMS_URL_OK ? "has a path or query"
-                                                : cms_url_error(rc));
-            return NGX_CONF_ERROR;
-        }
-
         host = ngx_array_push(mcf->ext_registries);
         if (host == NULL) {
             return NGX_CONF_ERROR;
         }
 
-        host->data = ngx_pnalloc(cf->pool, CMS_URL_AUTHORITY_SIZE);
-        if (host->data == NULL) {
+        if (ngx_http_cms_registry_host(cf, &value[i], host) != NGX_OK) {
             return NGX_CONF_ERROR;
         }
-
-        host->len = cms_url_authority((char *) url, &u, (char *) host->data,
-                                      CMS_URL_AUTHORITY_SIZE);
     }
 
     return NGX_CONF_OK;
+}
+
+
+/* one cms_extensions_registry value into "host:port"; NGX_ERROR logged */
+static ngx_int_t
+ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value, ngx_str_t *host)
+{
+    int        rc;
+    u_char     url[sizeof("https://") + CMS_URL_AUTHORITY_SIZE];
+    cms_url_t  u;
+
+    rc = CMS_URL_E_LENGTH;
+
+    if (value->len < CMS_URL_AUTHORITY_SIZE) {
+        ngx_memcpy(ngx_cpymem(url, "https://", 8), value->data, value->len);
+        rc = cms_url_parse((char *) url, 8 + value->len,
+                           CMS_URL_HTTPS | CMS_URL_NO_IDN, &u);
+    }
+
+    if (rc != CMS_URL_OK || u.path.len != 0 || u.has_query) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_extensions_registry: \"%V\" is not "
+                           "a host[:port] (%s)", value,
+                           rc == CMS_URL_OK ? "has a path or query"
+                                            : cms_url_error(rc));
+        return NGX_ERROR;
+    }
+
+    host->data = ngx_pnalloc(cf->pool, CMS_URL_AUTHORITY_SIZE);
+    if (host->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    host->len = cms_url_authority((char *) url, &u, (char *) host->data,
+                                  CMS_URL_AUTHORITY_SIZE);
+
+    return NGX_OK;
 }
 
 

@@ -14,6 +14,8 @@ static int cms_url_scheme(const char *s, size_t len, unsigned flags,
     cms_url_t *u);
 static int cms_url_authority_parse(const char *s, size_t start, size_t end,
     unsigned flags, cms_url_t *u);
+static int cms_url_bracketed(const char *s, size_t start, size_t end,
+    cms_url_t *u);
 static int cms_url_port(const char *s, size_t off, size_t end,
     cms_url_t *u);
 static int cms_url_name(const char *p, size_t len, unsigned flags);
@@ -128,37 +130,15 @@ static int
 cms_url_authority_parse(const char *s, size_t start, size_t end,
     unsigned flags, cms_url_t *u)
 {
-    int          rc;
-    size_t       i, colon;
-    const char  *p;
+    int     rc;
+    size_t  colon;
 
     if (memchr(s + start, '@', end - start) != NULL) {
         return CMS_URL_E_USERINFO;
     }
 
-    p = s + start;
-
-    if (end > start && p[0] == '[') {
-        for (i = 1; start + i < end && p[i] != ']'; i++) { /* void */ }
-
-        if (start + i == end || cms_url_ipv6(p + 1, i - 1) != CMS_URL_OK) {
-            return CMS_URL_E_IP;
-        }
-
-        u->host.off = start + 1;
-        u->host.len = i - 1;
-        u->host_type = CMS_URL_HOST_IPV6;
-        colon = start + i + 1;
-
-        if (colon == end) {
-            return CMS_URL_OK;
-        }
-
-        if (s[colon] != ':') {
-            return CMS_URL_E_HOST;
-        }
-
-        return cms_url_port(s, colon + 1, end, u);
+    if (end > start && s[start] == '[') {
+        return cms_url_bracketed(s, start, end, u);
     }
 
     for (colon = end; colon > start && s[colon - 1] != ':'; colon--) {
@@ -191,6 +171,34 @@ cms_url_authority_parse(const char *s, size_t start, size_t end,
     }
 
     return cms_url_port(s, colon + 1, end, u);
+}
+
+
+/* s[start .. end) is "[IPv6]" or "[IPv6]:port" */
+static int
+cms_url_bracketed(const char *s, size_t start, size_t end, cms_url_t *u)
+{
+    size_t  i;
+
+    for (i = start + 1; i < end && s[i] != ']'; i++) { /* void */ }
+
+    if (i == end || cms_url_ipv6(s + start + 1, i - start - 1) != CMS_URL_OK) {
+        return CMS_URL_E_IP;
+    }
+
+    u->host.off = start + 1;
+    u->host.len = i - start - 1;
+    u->host_type = CMS_URL_HOST_IPV6;
+
+    if (i + 1 == end) {
+        return CMS_URL_OK;
+    }
+
+    if (s[i + 1] != ':') {
+        return CMS_URL_E_HOST;
+    }
+
+    return cms_url_port(s, i + 2, end, u);
 }
 
 
@@ -240,17 +248,13 @@ cms_url_name(const char *p, size_t len, unsigned flags)
     size_t         i, label;
     unsigned char  c;
 
-    if (len == 0) {
-        return CMS_URL_E_HOST;
-    }
-
     for (i = 0; i < len; i++) {
         if ((unsigned char) p[i] >= 0x80) {
             return CMS_URL_E_IDN;
         }
     }
 
-    if (len > CMS_URL_HOST_MAX || p[len - 1] == '.') {
+    if (len == 0 || len > CMS_URL_HOST_MAX || p[len - 1] == '.') {
         return CMS_URL_E_HOST;
     }
 
@@ -335,6 +339,7 @@ cms_url_ipv4(const char *p, size_t len)
 
 
 /* RFC 4291 section 2.2 text: h16 groups, one "::", a dotted quad last */
+/* long: one pass over the address grammar, each branch a rule of it */
 static int
 cms_url_ipv6(const char *p, size_t len)
 {
@@ -527,6 +532,7 @@ cms_url_error(int rc)
 }
 
 
+/* long: the exact size first, then one copy per part, in order */
 size_t
 cms_url_build(const char *s, const cms_url_t *u, unsigned flags, char *out,
     size_t size)
