@@ -26,6 +26,7 @@
 #include "cms_sanitize.h"
 #include "cms_text.h"
 #include "cms_uuid.h"
+#include "cms_url.h"
 #include "cms_validate.h"
 
 
@@ -237,9 +238,10 @@ static const cms_field_t  ngx_http_cms_articles_fields[] = {
       NGX_HTTP_CMS_ERR_INVALID_STATUS, NULL },
     { "locale", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 6, 0, 0, 0, 35,
       NULL, cms_locale_valid, 0, NULL },
-    /* the URL check: see cms_url */
-    { "image_url", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 7, 0, 0, 0, 2048,
-      NULL, NULL, 0, NULL },
+    /* absolute http(s), or "" (the default a record reads back with) */
+    { "image_url", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 7, 0, 0, 0,
+      CMS_URL_MAX, NULL, cms_url_http_valid_or_empty,
+      NGX_HTTP_CMS_ERR_INVALID_URL, NULL },
     { "category_id", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_UNSET, 8, 0, 0,
       0, 36, NULL, cms_uuid_valid, 0, NULL },
     { "clear_category", CMS_FIELD_BOOLEAN, NGX_HTTP_CMS_ART_SKIP, 9, 0, 0,

@@ -23,6 +23,7 @@
 #include "cms_validate.h"
 #include "cms_text.h"
 #include "cms_uuid.h"
+#include "cms_url.h"
 
 
 #define NGX_HTTP_CMS_CATEGORY_ARGS     9
@@ -92,8 +93,10 @@ static const cms_field_t  ngx_http_cms_category_fields[] = {
       0, 0, 0, 5000, NULL, NULL, 0, NULL },
     { "accent_color", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 5,
       0, 0, 0, 7, NULL, cms_color_valid, 0, NULL },
+    /* "" is the default a record reads back with */
     { "image_url", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 6,
-      0, 0, 0, 2048, NULL, NULL, 0, NULL },
+      0, 0, 0, CMS_URL_MAX, NULL, cms_url_http_valid_or_empty,
+      NGX_HTTP_CMS_ERR_INVALID_URL, NULL },
     { "locale", CMS_FIELD_STRING, CMS_FIELD_NULLABLE, 7,
       0, 0, 0, 35, NULL, cms_locale_valid, 0, NULL },
     { "display_order", CMS_FIELD_INTEGER, CMS_FIELD_NULLABLE, 8,

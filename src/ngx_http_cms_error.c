@@ -114,6 +114,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "Changing live content needs publish rights"),
     ngx_http_cms_err(400, "invalid_field_value", "validation_error",
                      "The HTML is too large or nested too deeply"),
+    ngx_http_cms_err(400, "invalid_url", "validation_error",
+                     "The URL must be an absolute http:// or https:// URL"),
 
     ngx_http_cms_err(422, "validation_error", "validation_error",
                      "A value failed validation"),

@@ -25,6 +25,7 @@
 #include "ngx_http_cms_extensions.h"
 #include "cms_uuid.h"
 #include "cms_manifest.h"
+#include "cms_url.h"
 
 
 #define NGX_HTTP_CMS_MANIFEST_MAX      (64 * 1024)
@@ -49,8 +50,12 @@ static ngx_int_t ngx_http_cms_extensions_read_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
 static ngx_int_t ngx_http_cms_extensions_fetch(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_install_t *in);
-static ngx_int_t ngx_http_cms_extensions_registry(ngx_http_request_t *r,
+static ngx_int_t ngx_http_cms_extensions_url(ngx_http_request_t *r,
     ngx_http_cms_install_t *in);
+static ngx_int_t ngx_http_cms_extensions_url_refused(ngx_http_request_t *r,
+    int rc);
+static ngx_int_t ngx_http_cms_extensions_registry(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in, cms_url_t *u);
 static ngx_int_t ngx_http_cms_extensions_fetched(ngx_http_request_t *r,
     void *data, ngx_int_t rc);
 static void ngx_http_cms_extensions_resume(ngx_http_request_t *r);
@@ -168,15 +173,7 @@ ngx_http_cms_extensions_source(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return ngx_http_cms_extensions_file(r, ctx, in);
     }
 
-    if (in->url.len > 8 && ngx_strncasecmp(in->url.data,
-                                           (u_char *) "https://", 8) == 0)
-    {
-        return ngx_http_cms_extensions_fetch(r, ctx, in);
-    }
-
-    return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                           "manifest_url must be an https:// "
-                                           "URL on an allowed registry");
+    return ngx_http_cms_extensions_fetch(r, ctx, in);
 }
 
 
@@ -301,7 +298,7 @@ ngx_http_cms_extensions_fetch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_main_conf_t     *mcf;
     ngx_http_post_subrequest_t   *ps;
 
-    rc = ngx_http_cms_extensions_registry(r, in);
+    rc = ngx_http_cms_extensions_url(r, in);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -333,52 +330,107 @@ ngx_http_cms_extensions_fetch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* the URL's host: one of the cms_extensions_registry hosts, else 422 */
+/*
+ * manifest_url parsed strictly (cms_url.h: https only, no userinfo, no
+ * fragment, a DNS name without punycode or a plain address, path and query
+ * percent-encoded), its host:port allow-listed, then replaced by the URL
+ * rebuilt from the parts: that is what is fetched and stored, never the
+ * raw text.  422 naming manifest_url otherwise.
+ */
 static ngx_int_t
-ngx_http_cms_extensions_registry(ngx_http_request_t *r,
-    ngx_http_cms_install_t *in)
+ngx_http_cms_extensions_url(ngx_http_request_t *r, ngx_http_cms_install_t *in)
 {
-    u_char                    *host, *end;
-    ngx_str_t                 *reg, authority;
-    ngx_uint_t                 i;
-    ngx_http_cms_main_conf_t  *mcf;
+    int         rc;
+    u_char     *p;
+    size_t      n;
+    cms_url_t   u;
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+    rc = cms_url_parse((char *) in->url.data, in->url.len,
+                       CMS_URL_HTTPS | CMS_URL_NO_IDN, &u);
 
-    host = in->url.data + 8;
-    end = in->url.data + in->url.len;
-
-    authority.data = host;
-
-    while (host < end && *host != '/' && *host != '?' && *host != '#') {
-        if (*host == '@' || *host == '\\' || *host <= ' ' || *host >= 0x7f) {
-            return ngx_http_cms_extensions_invalid(r, "manifest_url",
-                                                   "the URL's host is not "
-                                                   "allowed");
-        }
-
-        host++;
+    if (rc != CMS_URL_OK) {
+        return ngx_http_cms_extensions_url_refused(r, rc);
     }
 
-    authority.len = host - authority.data;
-    reg = mcf->ext_registries ? mcf->ext_registries->elts : NULL;
-
-    for (i = 0; reg && i < mcf->ext_registries->nelts; i++) {
-        if (reg[i].len == authority.len
-            && ngx_strncasecmp(reg[i].data, authority.data, authority.len)
-               == 0)
-        {
-            break;
-        }
-    }
-
-    if (reg == NULL || i == mcf->ext_registries->nelts) {
+    if (ngx_http_cms_extensions_registry(r, in, &u) != NGX_OK) {
         return ngx_http_cms_extensions_invalid(r, "manifest_url",
                                                "the URL's host is not an "
                                                "allowed registry");
     }
 
+    p = ngx_pnalloc(r->pool, CMS_URL_BUILD_SIZE(in->url.len));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    n = cms_url_build((char *) in->url.data, &u, 0, (char *) p,
+                      CMS_URL_BUILD_SIZE(in->url.len));
+    if (n == 0) {
+        return NGX_ERROR;
+    }
+
+    in->url.data = p;
+    in->url.len = n;
+
     return NGX_OK;
+}
+
+
+/* 422 naming manifest_url and the URL rule it broke */
+static ngx_int_t
+ngx_http_cms_extensions_url_refused(ngx_http_request_t *r, int rc)
+{
+    u_char  *p;
+
+    if (rc == CMS_URL_E_SCHEME || rc == CMS_URL_E_LENGTH) {
+        return ngx_http_cms_extensions_invalid(r, "manifest_url",
+                                               "manifest_url must be an "
+                                               "https:// URL on an allowed "
+                                               "registry");
+    }
+
+    p = ngx_pnalloc(r->pool, sizeof("manifest_url ")
+                             + ngx_strlen(cms_url_error(rc)));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(p, "manifest_url %s%Z", cms_url_error(rc));
+
+    return ngx_http_cms_extensions_invalid(r, "manifest_url", (char *) p);
+}
+
+
+/* the URL's host:port is one of the cms_extensions_registry entries,
+   normalized the same way at configuration time: NGX_OK, else
+   NGX_DECLINED */
+static ngx_int_t
+ngx_http_cms_extensions_registry(ngx_http_request_t *r,
+    ngx_http_cms_install_t *in, cms_url_t *u)
+{
+    u_char                     auth[CMS_URL_AUTHORITY_SIZE];
+    size_t                     n;
+    ngx_str_t                 *reg;
+    ngx_uint_t                 i;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->ext_registries == NULL) {
+        return NGX_DECLINED;
+    }
+
+    n = cms_url_authority((char *) in->url.data, u, (char *) auth,
+                          sizeof(auth));
+    reg = mcf->ext_registries->elts;
+
+    for (i = 0; n > 0 && i < mcf->ext_registries->nelts; i++) {
+        if (reg[i].len == n && ngx_memcmp(reg[i].data, auth, n) == 0) {
+            return NGX_OK;
+        }
+    }
+
+    return NGX_DECLINED;
 }
 
 

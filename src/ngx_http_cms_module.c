@@ -19,6 +19,7 @@
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_ratelimit.h"
+#include "cms_url.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -37,6 +38,8 @@ static char *ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static ngx_int_t ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value,
+    ngx_str_t *host);
 static ngx_int_t ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
@@ -580,15 +583,19 @@ ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* "cms_extensions_registry host[:port] ...": hosts https manifests may
-   come from */
+/*
+ * "cms_extensions_registry host[:port] ...": hosts https manifests may
+ * come from, each read by the URL parser manifests go through (cms_url.h)
+ * and kept as the "host:port" it gives (lowercase, 443 when no port), the
+ * form a manifest URL's host is compared in.
+ */
 static char *
 ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
     ngx_str_t   *value, *host;
-    ngx_uint_t   i, j;
+    ngx_uint_t   i;
 
     if (mcf->ext_registries == NULL) {
         mcf->ext_registries = ngx_array_create(cf->pool, 4, sizeof(ngx_str_t));
@@ -600,27 +607,54 @@ ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
-        for (j = 0; j < value[i].len; j++) {
-            if (!isalnum(value[i].data[j]) && value[i].data[j] != '.'
-                && value[i].data[j] != '-' && value[i].data[j] != ':')
-            {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                                   "cms_extensions_registry: \"%V\" is not "
-                                   "a host[:port]", &value[i]);
-                return NGX_CONF_ERROR;
-            }
-        }
-
         host = ngx_array_push(mcf->ext_registries);
         if (host == NULL) {
             return NGX_CONF_ERROR;
         }
 
-        *host = value[i];
-        ngx_strlow(host->data, host->data, host->len);
+        if (ngx_http_cms_registry_host(cf, &value[i], host) != NGX_OK) {
+            return NGX_CONF_ERROR;
+        }
     }
 
     return NGX_CONF_OK;
+}
+
+
+/* one cms_extensions_registry value into "host:port"; NGX_ERROR logged */
+static ngx_int_t
+ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value, ngx_str_t *host)
+{
+    int        rc;
+    u_char     url[sizeof("https://") + CMS_URL_AUTHORITY_SIZE];
+    cms_url_t  u;
+
+    rc = CMS_URL_E_LENGTH;
+
+    if (value->len < CMS_URL_AUTHORITY_SIZE) {
+        ngx_memcpy(ngx_cpymem(url, "https://", 8), value->data, value->len);
+        rc = cms_url_parse((char *) url, 8 + value->len,
+                           CMS_URL_HTTPS | CMS_URL_NO_IDN, &u);
+    }
+
+    if (rc != CMS_URL_OK || u.path.len != 0 || u.has_query) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_extensions_registry: \"%V\" is not "
+                           "a host[:port] (%s)", value,
+                           rc == CMS_URL_OK ? "has a path or query"
+                                            : cms_url_error(rc));
+        return NGX_ERROR;
+    }
+
+    host->data = ngx_pnalloc(cf->pool, CMS_URL_AUTHORITY_SIZE);
+    if (host->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    host->len = cms_url_authority((char *) url, &u, (char *) host->data,
+                                  CMS_URL_AUTHORITY_SIZE);
+
+    return NGX_OK;
 }
 
 

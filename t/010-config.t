@@ -76,6 +76,21 @@ my @cases = (
      'ok'],
     ['cms_body_max_size abc', { http_config => 'cms_body_max_size abc;' }, 'fail'],
     ['cms_json_max_depth abc', { http_config => 'cms_json_max_depth abc;' }, 'fail'],
+
+    # cms_extensions_registry: read by the strict URL parser manifests go through
+    ['cms_extensions_registry names, addresses and ports',
+     { http_config => 'cms_extensions_registry registry.example.com Reg.Example.org:8443 127.0.0.1:9000 [::1]:8443;' },
+     'ok'],
+    map({ ["cms_extensions_registry $_->[0]", { http_config => "cms_extensions_registry $_->[0];" }, 'fail',
+           $_->[1]] }
+        ['registry.example.com.', qr/not a host\[:port\].*host/],
+        ['user@registry.example.com', qr/userinfo/],
+        ['registry.example.com#.evil.example', qr/fragment/],
+        ['registry.example.com/path', qr/path or query/],
+        ['xn--registry-4nf.example', qr/punycode/],
+        ['0177.0.0.1', qr/IP address/],
+        ['registry.example.com:0', qr/port/],
+        ['registry_example.com', qr/host/]),
 );
 
 for my $c (@cases) {

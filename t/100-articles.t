@@ -9,7 +9,7 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key mk revisions $UUID $TS);
+use Cms::Fixtures qw(check_url_field req diag_resp check_err one signup signup_defaults workspace key mk revisions $UUID $TS);
 use JSON::PP ();
 use Time::Local qw(timegm);
 
@@ -811,5 +811,14 @@ my $theirs = mk($K2, { title => 'Theirs', status => 'published' });
     is req(POST => '/v1/api/articles', $HK, { title => 'Author again', status => 'published' })->{status}, 201,
         'promoted back to author: publishes at once';
 }
+
+# --- image_url: an absolute http(s) URL, or "" for none (issue 11) -----------------------
+# javascript:, data:, vbscript:, relative and scheme-relative URLs, "http://" alone, spaces,
+# control characters, userinfo, non-ASCII hosts: 400 invalid_url on POST and PATCH, over the
+# secret-key routes and the studio mirror (t/lib/Cms/Fixtures.pm, check_url_field).
+
+check_url_field($K, article => '/v1/api/articles', { title => 'URL check' }, 'image_url');
+check_url_field($owner->{token}, article => "/v1/workspaces/$wid/articles", { title => 'Studio URL check' },
+                'image_url');
 
 done_testing();

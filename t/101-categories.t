@@ -8,7 +8,7 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key mkcat $UUID $TS);
+use Cms::Fixtures qw(check_url_field req diag_resp check_err one signup signup_defaults workspace key mkcat $UUID $TS);
 use JSON::PP ();
 
 signup_defaults(email_prefix => 'cat');
@@ -285,5 +285,14 @@ my $theirs = mkcat($K2, { name => 'Theirs' });
     check_err(req(GET => "/v1/workspaces/not-a-uuid/categories", $owner->{token}), 403, 'not_workspace_member',
               'studio, malformed workspace id');
 }
+
+# --- image_url: an absolute http(s) URL, or "" for none (issue 11) -----------------------
+# javascript:, data:, vbscript:, relative and scheme-relative URLs, "http://" alone, spaces,
+# control characters, userinfo, non-ASCII hosts: 400 invalid_url on POST and PATCH, over the
+# secret-key routes and the studio mirror (t/lib/Cms/Fixtures.pm, check_url_field).
+
+check_url_field($K, category => '/v1/api/categories', { name => 'URL check' }, 'image_url');
+check_url_field($owner->{token}, category => "/v1/workspaces/$wid/categories", { name => 'Studio URL check' },
+                'image_url');
 
 done_testing();

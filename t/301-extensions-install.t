@@ -8,7 +8,11 @@
 # manifest corpus (t/data/manifests/bad) is a 422 naming the problem and no worker dies; the
 # good corpus installs; file: names cannot leave the folder; registry failures (404, a
 # redirect, a 500, over 64 KiB, a timeout, a refused connection, hosts not allow-listed,
-# http:) are 422 param manifest_url; the request body's own checks.
+# http:) are 422 param manifest_url; the request body's own checks.  Strict URLs (issue
+# 11): the allow-list bypasses (a "#" or "%23" in the host, userinfo, CR/LF in the path,
+# an IDN homograph, a trailing dot, octal/hex/dword addresses) are 422 naming the rule
+# broken, and the registry never hears of them; "%0d%0a" reaches it still encoded; the
+# URL fetched and stored is the one rebuilt from the parsed parts.
 use strict;
 use warnings;
 use Cms::Test;
@@ -51,7 +55,7 @@ error_log logs/error.log info;
 pid logs/nginx.pid;
 events { worker_connections 64; }
 http {
-    log_format reg '\$request_method \$request_uri auth=[\$http_authorization] idem=[\$http_idempotency_key]';
+    log_format reg '\$request_method \$request_uri inj=[\$http_x_injected] auth=[\$http_authorization] idem=[\$http_idempotency_key]';
     access_log logs/access.log reg;
     client_body_temp_path temp/body;
     proxy_temp_path temp/proxy;
@@ -111,7 +115,8 @@ my $FETCH = <<'EOF';
 EOF
 set_conf_defaults(
     http_config => "cms_extensions_manifests $MDIR;\n"
-                   . "cms_extensions_registry 127.0.0.1:$REG_PORT 127.0.0.1:$HANG_PORT 127.0.0.1:$REFUSED_PORT;",
+                   . "cms_extensions_registry 127.0.0.1:$REG_PORT 127.0.0.1:$HANG_PORT 127.0.0.1:$REFUSED_PORT"
+                   . " Registry.Example.com;",
     config => $FETCH,
 );
 start_nginx();
@@ -446,6 +451,74 @@ my $demo_config = do {
     }
     is scalar(reg_log()), $before, 'the registry got no request for them';
     is one("SELECT count(*) FROM extensions WHERE facility_id = '$fr'"), 3, 'only reg-demo, six-k and big-ok installed';
+}
+
+# --- strict URLs: the allow-list bypasses of issue 11 ------------------------------------------
+{
+    my $fs = facility();
+    my $KS = admin_key($fs);
+    my $reg = "https://127.0.0.1:$REG_PORT";
+    reg_file('strict.toml', manifest(name => 'strict'));
+    my $before = scalar(reg_log());
+    my @attacks = (
+        # nginx ends a host at "/" or "?", the old check also at "#": another host and port
+        ['https://registry.example.com#.attacker.example:6379/x', qr/fragment/, 'a "#" in the host'],
+        ["$reg#.attacker.example:6379/strict.toml", qr/fragment/, 'a "#" after an allowed host:port'],
+        ["$reg/strict.toml#top", qr/fragment/, 'a fragment after the path'],
+        ['https://registry.example.com%23.attacker.example/x', qr/host/, '"%23" in the host'],
+        ['https://registry.example.com%2fx@evil.example/', qr/userinfo/, '"%2f" and "@" in the host'],
+        ['https://registry.example.com@evil/', qr/userinfo/, 'userinfo: an allowed host as the user name'],
+        ['https://user:pw@registry.example.com/x.toml', qr/userinfo/, 'userinfo: user:pw@'],
+        ["https://x\@127.0.0.1:$REG_PORT/strict.toml", qr/userinfo/, 'userinfo before the registry'],
+        ["$reg/strict.toml\r\nX-Injected: 1", qr/path/, 'raw CR/LF in the path'],
+        ["$reg/strict.toml?a=1\r\nX-Injected: 1", qr/query/, 'raw CR/LF in the query'],
+        ["$reg/strict.toml\nX-Injected: 1", qr/path/, 'a raw LF in the path'],
+        ["$reg/strict .toml", qr/path/, 'a space in the path'],
+        ["$reg/strict\\.toml", qr/path/, 'a backslash in the path'],
+        ["$reg/strict.toml\x{7f}", qr/path/, 'DEL in the path'],
+        ["$reg/str\x{e9}ct.toml", qr/path/, 'a non-ASCII character in the path'],
+        ["https://registry.ex\x{430}mple.com/x.toml", qr/non-ASCII|punycode/, 'an IDN homograph (Cyrillic a)'],
+        ['https://registry.xn--exmple-4nf.com/x.toml', qr/punycode/, 'an IDN homograph as xn--'],
+        ['https://XN--registry-4nf.example.com/x.toml', qr/punycode/, 'an xn-- label in capitals'],
+        ['https://registry.example.com./x.toml', qr/host/, 'a trailing dot'],
+        ["https://127.0.0.1.:$REG_PORT/strict.toml", qr/host/, 'a trailing dot after the registry address'],
+        ["https://0177.0.0.1:$REG_PORT/strict.toml", qr/IP address/, 'an octal address'],
+        ["https://0x7f.0.0.1:$REG_PORT/strict.toml", qr/IP address/, 'a hex address'],
+        ["https://0x7f000001:$REG_PORT/strict.toml", qr/IP address/, 'a hex dword address'],
+        ["https://2130706433:$REG_PORT/strict.toml", qr/IP address/, 'a decimal dword address'],
+        ["https://127.1:$REG_PORT/strict.toml", qr/IP address/, 'a short address (127.1)'],
+        ["https://127.0.0.01:$REG_PORT/strict.toml", qr/IP address/, 'a zero-padded address'],
+        ["https://[::ffff:127.0.0.1%25lo]:$REG_PORT/strict.toml", qr/IP address/, 'an IPv6 zone id'],
+        ["https://127.0.0.1:0$REG_PORT/strict.toml", qr/port/, 'a zero-padded port'],
+        ['https://registry.example.com:65536/x.toml', qr/port/, 'port 65536'],
+        ["https://127.0.0.1:$REG_PORT:1/strict.toml", qr/host/, 'two ports'],
+        ["https://127.0.0.1:$REG_PORT/%zz.toml", qr/path/, 'a bad percent escape'],
+    );
+    for my $a (@attacks) {
+        my ($u, $why, $name) = @$a;
+        my $r = install($KS, $u);
+        check_err($r, 422, 'validation_error', 'manifest_url', "refused: $name");
+        like(((ref $r->{json} eq 'HASH' ? $r->{json}{error} : undef) // {})->{message} // '', $why,
+             "refused: $name: the message names the rule");
+    }
+    is scalar(reg_log()), $before, 'the registry got no request for any of them' or diag join "\n", reg_log();
+    is one("SELECT count(*) FROM extensions WHERE facility_id = '$fs'"), 0, 'nothing installed';
+
+    # "%0d%0a" is data: it reaches the registry encoded, never as a header
+    my $r = install($KS, "$reg/crlf%0d%0aX-Injected:%201.toml");
+    check_err($r, 422, 'validation_error', 'manifest_url', '%0d%0a: fetched, the registry has no such file: 422');
+    my @got = grep { m{^GET /crlf} } reg_log();
+    is scalar(@got), 1, '%0d%0a: the registry was asked once' or diag join "\n", reg_log();
+    like $got[0] // '', qr{^GET /crlf%0d%0aX-Injected:%201\.toml inj=\[-?\] }, '%0d%0a: still encoded, no X-Injected header';
+
+    # what is fetched and stored: the URL rebuilt (scheme and host in lowercase, the default
+    # port dropped, the path and query as sent)
+    $r = install($KS, "HTTPS://127.0.0.1:$REG_PORT/strict.toml?v=%41b");
+    is $r->{status}, 201, 'an upper-case scheme installs' or diag diag_resp($r);
+    is one("SELECT manifest_url FROM extensions WHERE facility_id = '$fs' AND name = 'strict'"),
+       "https://127.0.0.1:$REG_PORT/strict.toml?v=%41b", 'the manifest URL stored is the rebuilt one';
+    ok((grep { m{^GET /strict\.toml\?v=%41b } } reg_log()), 'the registry was asked for the rebuilt path and query')
+        or diag join "\n", reg_log();
 }
 
 # --- another fetch location name -------------------------------------------------------------

@@ -242,13 +242,20 @@ __DATA__
   "bool":        {"desc": "wrong type: a boolean", "json": "true"},
   "object":      {"desc": "wrong type: an object", "json": "{\"a\":1}"},
   "array":       {"desc": "wrong type: an array", "json": "[1]"},
-  "null":        {"desc": "wrong type: null", "json": "null"}
+  "null":        {"desc": "wrong type: null", "json": "null"},
+  "url_js":      {"desc": "a javascript: URL", "json": "\"javascript:alert(1)\""},
+  "url_data":    {"desc": "a data: URL", "json": "\"data:text/html,<script>alert(1)</script>\""},
+  "url_crlf":    {"desc": "CR/LF in a URL", "json": "\"https://a.example/\\r\\nX: 1\""},
+  "url_userinfo": {"desc": "userinfo in a URL", "json": "\"https://a.example@evil.example/\""},
+  "url_octal":   {"desc": "an octal address in a URL", "json": "\"https://0177.0.0.1/\""}
 },
 "path_mutations": ["utf8_ff", "utf8_c328", "nul", "long", "digits30"],
 "query_mutations": ["utf8_ff", "utf8_c328", "nul", "long", "digits30", "dup"],
 # "[x]": mutation x inside an array (for arrays of strings)
 "types": {
   "string":   ["utf8_ff", "utf8_c328", "nul", "long", "digits30", "num", "bool", "object", "array", "null"],
+  "url":      ["utf8_ff", "utf8_c328", "nul", "long", "digits30", "num", "bool", "object", "array", "null",
+               "url_js", "url_data", "url_crlf", "url_userinfo", "url_octal"],
   "integer":  ["utf8_ff", "utf8_c328", "nul", "long_digits", "digits30", "str", "bool", "object", "array", "null"],
   "number":   ["utf8_ff", "utf8_c328", "nul", "long_digits", "digits30", "str", "bool", "object", "array", "null"],
   "boolean":  ["utf8_ff", "utf8_c328", "nul", "long", "digits30", "str", "num", "object", "array", "null"],
@@ -264,7 +271,7 @@ __DATA__
     "title": {"type": "string"}, "slug": {"type": "string"}, "subtitle": {"type": "string"},
     "excerpt": {"type": "string"},
     "body": {"type": "string", "ok_2xx": {"long": "an article body is HTML of up to 512 KiB (spec: body string, sanitized server-side)"}},
-    "status": {"type": "string"}, "locale": {"type": "string"}, "image_url": {"type": "string"},
+    "status": {"type": "string"}, "locale": {"type": "string"}, "image_url": {"type": "url"},
     "category_id": {"type": "string"}, "clear_category": {"type": "boolean"},
     "author_id": {"type": "string"}, "tags": {"type": "string[]", "null": "error"},
     "is_featured": {"type": "boolean"}, "is_breaking": {"type": "boolean"},
@@ -275,7 +282,7 @@ __DATA__
   "category": {
     "name": {"type": "string"}, "slug": {"type": "string"},
     "description": {"type": "string", "ok_2xx": {"long": "a category description takes up to 5000 characters"}},
-    "accent_color": {"type": "string"}, "image_url": {"type": "string"}, "locale": {"type": "string"},
+    "accent_color": {"type": "string"}, "image_url": {"type": "url"}, "locale": {"type": "string"},
     "display_order": {"type": "integer"}
   },
   "ext_config": {

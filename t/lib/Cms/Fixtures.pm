@@ -46,6 +46,7 @@ our @EXPORT_OK = qw(
     req req_spec diag_resp check_err check_ext_err check_subset one
     master_secret session_key pepper
     new_email signup signup_defaults workspace api_key key mk mkcat revisions
+    check_url_field
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
     key_id redis_cli forget_redis lock_invoice_row invoice_row_locked
@@ -314,6 +315,65 @@ sub mk { _create(article => $_[0], $_[1], $_[2] // '/v1/api/articles') }
 sub mkcat { _create(category => $_[0], $_[1], $_[2] // '/v1/api/categories') }
 
 sub revisions { one("SELECT count(*) FROM article_revisions WHERE article_id = '$_[0]'") }
+
+=item check_url_field($credential, $what, $path, \%base, $field)
+
+The URL rule (README, API notes: an absolute http or https URL, or "" for none) on
+C<$field> of the collection at C<$path> (C<$what> the record's wrapper: article,
+category): every value of C<@BAD_URLS> is a 400 C<invalid_url> whose message names the
+field, on POST (C<%base> plus the field) and on PATCH of one record, which keeps its
+value; the good ones are taken and read back as sent.  C<%base>'s values get a counter
+appended, so that derived slugs differ.
+
+=cut
+
+our @BAD_URLS = (
+    ['javascript:alert(1)', 'javascript:'], ['JaVaScRiPt:alert(document.cookie)', 'JavaScript: in mixed case'],
+    ["java\tscript:alert(1)", 'java<TAB>script:'], ['data:image/png;base64,iVBORw0KGgo=', 'data: image'],
+    ['data:text/html,<script>alert(1)</script>', 'data: HTML'], ['vbscript:msgbox(1)', 'vbscript:'],
+    ['/images/a.png', 'relative path'], ['a.png', 'relative name'], ['//cdn.example.com/a.png', 'scheme-relative'],
+    ['http://', 'http:// alone'], ['https://', 'https:// alone'], ['ftp://cdn.example.com/a.png', 'ftp:'],
+    ['https://cdn.example.com/a b.png', 'a space'], [' https://cdn.example.com/a.png', 'a leading space'],
+    ["https://cdn.example.com/a.png\n", 'a trailing LF'], ["https://cdn.example.com/\r\nX: 1", 'CR/LF'],
+    ["https://cdn.example.com/\x{1}.png", 'a control character'], ["https://cdn.exa\x{43c}ple.com/a.png", 'a non-ASCII host'],
+    ['https://user:pw@cdn.example.com/a.png', 'userinfo'], ['https://cdn.example.com\\@evil.example/a.png', 'a backslash'],
+    ['https://0x7f.0.0.1/a.png', 'a hex address'], ['https://cdn.example.com:99999/a.png', 'port 99999'],
+    ['https://cdn.example.com/"onerror="alert(1)', 'a quote'],
+);
+our @GOOD_URLS = ('https://cdn.example.com/a.png', 'http://cdn.example.com/a.png?w=200&h=1#top',
+                  'https://[2001:db8::1]:8443/a.png', 'https://xn--bcher-kva.example/a%20b.png', '');
+
+sub check_url_field {
+    my ($cred, $what, $path, $base, $field) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $n = 0;
+    my $body = sub { $n++; return { (map { $_ => "$base->{$_} $n" } keys %$base), $field => $_[0] } };
+    my $keep = 'https://cdn.example.com/keep.png';
+    my $rec = _create($what => $cred, $body->($keep), $path);
+    for my $b (@BAD_URLS) {
+        my ($u, $name) = @$b;
+        for my $m ('POST', 'PATCH') {
+            my $r = $m eq 'POST' ? req(POST => $path, $cred, $body->($u))
+                                 : req(PATCH => "$path/$rec->{id}", $cred, { $field => $u });
+            check_err($r, 400, 'invalid_url', "$m $path, $field $name");
+            Test::More::like(ref $r->{json} eq 'HASH' ? $r->{json}{error} // '' : '', qr/\Q$field\E/,
+                             "$m $path, $field $name: the message names $field");
+            req(DELETE => "$path/$r->{json}{$what}{id}", $cred)
+                if $r->{status} == 201 && ref $r->{json}{$what} eq 'HASH';
+        }
+    }
+    my $g = req(GET => "$path/$rec->{id}", $cred);
+    Test::More::is(((ref $g->{json} eq 'HASH' ? $g->{json}{$what} : undef) // {})->{$field}, $keep,
+                   "$path: the refused PATCHes left $field as it was");
+    for my $u (@GOOD_URLS) {
+        my $r = req(POST => $path, $cred, $body->($u));
+        Test::More::is($r->{status}, 201, "$path, $field '$u': 201") or Test::More::diag(diag_resp($r));
+        Test::More::is((($r->{json} // {})->{$what} // {})->{$field}, $u, "$path, $field '$u': kept");
+        $r = req(PATCH => "$path/$rec->{id}", $cred, { $field => $u });
+        Test::More::is($r->{status}, 200, "$path, PATCH $field '$u': 200") or Test::More::diag(diag_resp($r));
+        Test::More::is((($r->{json} // {})->{$what} // {})->{$field}, $u, "$path, PATCH $field '$u': kept");
+    }
+}
 
 =head1 KEY FORMAT
 
