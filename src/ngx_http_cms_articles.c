@@ -4,9 +4,11 @@
  * /v1/workspaces/{id}/articles (session), one handler each for both.
  *
  * A write is validated here, its body sanitized in the thread pool, and
- * then applied by cms_article_save() (sql/0003_content.sql), which holds
- * the rules that need the current row: publish rights, live edits, slugs
- * per locale, revisions and outbox events, in one transaction.
+ * then applied by cms_article_save_as() (sql/0006_article_authors.sql)
+ * and cms_article_save() (sql/0003_content.sql), which hold the rules that
+ * need the current row: an author's own articles, publish rights, live
+ * edits, slugs per locale, revisions and outbox events, in one
+ * transaction.
  */
 
 
@@ -85,6 +87,8 @@ static ngx_int_t ngx_http_cms_articles_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_articles_deleted(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static void ngx_http_cms_articles_actor(ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *args);
 static ngx_int_t ngx_http_cms_articles_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_article_write_t *w,
     ngx_uint_t create);
@@ -97,12 +101,12 @@ static int ngx_http_cms_articles_time_valid(const char *p, size_t len);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_save_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_article_save($1, $2, $3, $4, $5::jsonb, $6)", 6);
+        "SELECT cms_article_save_as($1, $2, $3, $4, $5, $6::jsonb, $7)", 7);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_delete_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT CASE WHEN cms_article_delete($1, $2, $3)"
-        " THEN 'deleted' END", 3);
+        "SELECT CASE WHEN cms_article_delete_as($1, $2, $3, $4, $5)"
+        " THEN 'deleted' END", 5);
 
 /* the key and the article in one round trip (GET /v1/api/articles/{id}) */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_fused_sql =
@@ -290,9 +294,15 @@ static ngx_http_cms_fused_t  ngx_http_cms_articles_list_fused = {
 
 
 /*
- * Every member may write drafts; publishing and touching live articles
- * need publish rights (author and up), checked by cms_article_save().
+ * Any member reads (a key: its creator's current role).  Authors and up
+ * write; an author only the articles they are the author of, checked with
+ * the row by cms_article_save_as() (sql/0006); editors and up write all.
+ * Publishing and touching live articles need publish rights (author and
+ * up, as the spec says), checked by cms_article_save().
  */
+#define NGX_HTTP_CMS_ART_PUBLISH_ROLE  NGX_HTTP_CMS_ROLE_AUTHOR
+#define NGX_HTTP_CMS_ART_ALL_ROLE      NGX_HTTP_CMS_ROLE_EDITOR
+
 ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/api/articles"),
@@ -304,7 +314,7 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
     { NGX_HTTP_POST, ngx_string("/api/articles"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_WRITE,
       ngx_http_cms_articles_create, NULL, NULL,
-      NGX_HTTP_CMS_ROLE_VIEWER },
+      NGX_HTTP_CMS_ROLE_AUTHOR },
 
     { NGX_HTTP_GET, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_READ,
@@ -315,12 +325,12 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
     { NGX_HTTP_PATCH, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_WRITE,
       ngx_http_cms_articles_update, NULL, NULL,
-      NGX_HTTP_CMS_ROLE_VIEWER },
+      NGX_HTTP_CMS_ROLE_AUTHOR },
 
     { NGX_HTTP_DELETE, ngx_string("/api/articles/:id"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_WRITE,
       ngx_http_cms_articles_delete, NULL, NULL,
-      NGX_HTTP_CMS_ROLE_VIEWER },
+      NGX_HTTP_CMS_ROLE_AUTHOR },
 
     ngx_http_cms_null_route
 };
@@ -600,7 +610,7 @@ ngx_http_cms_articles_sanitized(ngx_http_request_t *r,
 static ngx_int_t
 ngx_http_cms_articles_save(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_str_t                      args[6];
+    ngx_str_t                      args[7];
     ngx_http_cms_article_write_t  *w;
 
     w = ctx->data;
@@ -612,29 +622,23 @@ ngx_http_cms_articles_save(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_ERROR;
     }
 
-    args[0] = ctx->principal.workspace_id;
-    args[1] = ctx->principal.user_id;
-    ngx_str_set(&args[2], "f");
-    args[3] = w->id;
-    ngx_str_set(&args[5], "f");
-
-    if (ctx->principal.role >= NGX_HTTP_CMS_ROLE_AUTHOR) {
-        ngx_str_set(&args[2], "t");
-    }
+    ngx_http_cms_articles_actor(ctx, args);
+    args[4] = w->id;
+    ngx_str_set(&args[6], "f");
 
     if (w->autosave) {
-        ngx_str_set(&args[5], "t");
+        ngx_str_set(&args[6], "t");
     }
 
     if (w->id.len == 0) {
-        ngx_str_null(&args[3]);
+        ngx_str_null(&args[4]);
     }
 
-    if (ngx_http_cms_json_dump(r, w->patch, &args[4]) != NGX_OK) {
+    if (ngx_http_cms_json_dump(r, w->patch, &args[5]) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_save_sql, args, 6,
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_save_sql, args, 7,
                                  ngx_http_cms_articles_saved);
 }
 
@@ -662,21 +666,39 @@ ngx_http_cms_articles_saved(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 static ngx_int_t
 ngx_http_cms_articles_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_str_t  args[3];
+    ngx_str_t  args[5];
 
-    args[0] = ctx->principal.workspace_id;
-    ngx_str_set(&args[1], "f");
+    ngx_http_cms_articles_actor(ctx, args);
 
-    if (ctx->principal.role >= NGX_HTTP_CMS_ROLE_AUTHOR) {
-        ngx_str_set(&args[1], "t");
-    }
-
-    if (ngx_http_cms_articles_id(r, ctx, &args[2]) != NGX_OK) {
+    if (ngx_http_cms_articles_id(r, ctx, &args[4]) != NGX_OK) {
         return NGX_HTTP_NOT_FOUND;
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_delete_sql, args,
-                                 3, ngx_http_cms_articles_deleted);
+                                 5, ngx_http_cms_articles_deleted);
+}
+
+
+/*
+ * The first four parameters of a write: the workspace, the actor (a key's
+ * creator), whether the actor's current role may publish, and whether it
+ * may write others' articles.
+ */
+static void
+ngx_http_cms_articles_actor(ngx_http_cms_ctx_t *ctx, ngx_str_t *args)
+{
+    args[0] = ctx->principal.workspace_id;
+    args[1] = ctx->principal.user_id;
+    ngx_str_set(&args[2], "f");
+    ngx_str_set(&args[3], "f");
+
+    if (ctx->principal.role >= NGX_HTTP_CMS_ART_PUBLISH_ROLE) {
+        ngx_str_set(&args[2], "t");
+    }
+
+    if (ctx->principal.role >= NGX_HTTP_CMS_ART_ALL_ROLE) {
+        ngx_str_set(&args[3], "t");
+    }
 }
 
 

@@ -57,6 +57,8 @@ struct ngx_http_cms_route_s {
      * also served as "/workspaces/:ws/<rest>" to a session of a member of
      * :ws with at least that role, by the same handler with the same
      * parameters (the workspace taken from the path, not from a key).
+     * The same role bounds the secret key on the row: a key acts for its
+     * creator, whose current role must reach it too (403 "forbidden").
      */
     ngx_uint_t                  role;       /* ngx_http_cms_role_e */
 };

@@ -301,8 +301,12 @@ ngx_http_cms_router_resume(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
-/* the route's permission: a scope or privilege for keys, a minimum role
-   for members */
+/*
+ * The route's permission: a scope or privilege for keys, a minimum role
+ * for members.  A secret key acts for its creator, so it needs both its
+ * scope and, on a row with a studio role, its creator's current role
+ * (the key lookup reads it on every request): a key outlives no demotion.
+ */
 static ngx_int_t
 ngx_http_cms_router_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
@@ -318,6 +322,12 @@ ngx_http_cms_router_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     case NGX_HTTP_CMS_AUTH_ADMIN_KEY:
         if ((p->scopes & ctx->perm) != ctx->perm) {
             return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_SCOPE, NULL);
+        }
+
+        if (ctx->auth == NGX_HTTP_CMS_AUTH_SECRET_KEY
+            && p->role < ctx->route->role)
+        {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_FORBIDDEN, NULL);
         }
 
         break;

@@ -1,6 +1,8 @@
 # Articles through the studio mirrors (/v1/workspaces/{id}/articles...) with a session:
-# every role (viewer included) lists, reads, creates, patches and deletes drafts; the
-# publish-rights matrix by the member's role; non-members, missing or bad sessions, keys;
+# every role lists and reads; authors and up create, patch and delete their drafts, a
+# viewer none (403 forbidden); the publish-rights matrix by the member's role on the
+# member's own articles (t/035-roles.t has the whole role matrix, others' articles
+# too); non-members, missing or bad sessions, keys;
 # another workspace's article ids through one's own workspace path; the same records and
 # rules as the secret-key routes (validation, slugs, paging, revisions by the session's
 # user); the session cookie.
@@ -35,9 +37,9 @@ my $K2 = key($other->{token}, $wid2, 'other rw', 'articles:read', 'articles:writ
 my $obase = "/v1/workspaces/$wid2/articles";
 my $theirs = mk($other->{token}, { title => 'Theirs' }, $obase);
 
-# --- every role: drafts ----------------------------------------------------------------
+# --- every role that writes: drafts ----------------------------------------------------
 
-for my $role (qw(owner admin editor author viewer)) {
+for my $role (qw(owner admin editor author)) {
     my $t = $m{$role}{token};
     my $uid = $m{$role}{user}{id};
     my $r = req(POST => $base, $t, { title => "Draft by $role", body => '<p>some text</p>', tags => ['s'] });
@@ -68,49 +70,73 @@ for my $role (qw(owner admin editor author viewer)) {
     check_err(req(GET => "/v1/api/articles/$a->{id}", $K), 404, 'not_found', "$role: the key cannot get it either");
 }
 
+# --- a viewer reads and writes nothing ------------------------------------------------
+
+{
+    my $t = $m{viewer}{token};
+    my $a = mk($K, { title => 'For the viewer', author_id => $m{viewer}{user}{id} });
+    is_deeply req(GET => "$base/$a->{id}", $t)->{json}, { article => $a }, 'viewer: get 200, the same record';
+    my $l = req(GET => $base, $t);
+    is $l->{status}, 200, 'viewer: list: 200' or diag diag_resp($l);
+    ok grep({ $_->{id} eq $a->{id} } @{$l->{json}{articles} // []}), 'viewer: the list has it';
+    check_err(req(POST => $base, $t, { title => 'Draft by viewer' }), 403, 'forbidden', 'viewer: create a draft');
+    check_err(req(PATCH => "$base/$a->{id}", $t, { title => 'Edited by viewer' }), 403, 'forbidden',
+              'viewer: patch a draft that names it the author');
+    check_err(req(PATCH => "$base/$a->{id}", $t, { title => 'Autosaved by viewer', autosave => $T }), 403,
+              'forbidden', 'viewer: autosave');
+    check_err(req(DELETE => "$base/$a->{id}", $t), 403, 'forbidden', 'viewer: delete');
+    is_deeply req(GET => "/v1/api/articles/$a->{id}", $K)->{json}, { article => $a }, 'viewer: the draft is unchanged';
+    is revisions($a->{id}), 1, 'viewer: no revision';
+    is one("SELECT count(*) FROM articles WHERE title = 'Draft by viewer'"), 0, 'viewer: no create stored';
+}
+
 # --- publish rights by role ------------------------------------------------------------
+# On the member's own articles (an author writes only those); a viewer writes nothing.
 
 my %can = (owner => 1, admin => 1, editor => 1, author => 1, viewer => 0);
 for my $role (qw(owner admin editor author viewer)) {
     my $t = $m{$role}{token};
     my $c = $can{$role};
     my $r = req(POST => $base, $t, { title => "Published by $role", status => 'published' });
-    $c ? is($r->{status}, 201, "$role: create published: 201") : check_err($r, 403, 'cannot_publish', "$role: create published");
+    $c ? is($r->{status}, 201, "$role: create published: 201") : check_err($r, 403, 'forbidden', "$role: create published");
     $r = req(POST => $base, $t, { title => "Scheduled by $role", status => 'scheduled', published_at => '2099-01-01T00:00:00Z' });
-    $c ? is($r->{status}, 201, "$role: create scheduled: 201") : check_err($r, 403, 'cannot_publish', "$role: create scheduled");
+    $c ? is($r->{status}, 201, "$role: create scheduled: 201") : check_err($r, 403, 'forbidden', "$role: create scheduled");
     $r = req(POST => $base, $t, { title => "Archived by $role", status => 'archived' });
-    is $r->{status}, 201, "$role: create archived: 201" or diag diag_resp($r);
+    $c ? is($r->{status}, 201, "$role: create archived: 201") : check_err($r, 403, 'forbidden', "$role: create archived");
 
-    my $d = mk($m{owner}{token}, { title => "Draft for $role to publish" }, $base);
+    my %mine = (author_id => $m{$role}{user}{id});
+    my $d = mk($m{owner}{token}, { title => "Draft for $role to publish", %mine }, $base);
     $r = req(PATCH => "$base/$d->{id}", $t, { status => 'published' });
-    $c ? is($r->{status}, 200, "$role: patch to published: 200") : check_err($r, 403, 'cannot_publish', "$role: patch to published");
+    $c ? is($r->{status}, 200, "$role: patch to published: 200") : check_err($r, 403, 'forbidden', "$role: patch to published");
     $r = req(PATCH => "$base/$d->{id}", $t, { status => 'scheduled', published_at => '2099-03-03T00:00:00Z' });
-    $c ? is($r->{status}, 200, "$role: patch to scheduled: 200") : check_err($r, 403, 'cannot_publish', "$role: patch to scheduled");
+    $c ? is($r->{status}, 200, "$role: patch to scheduled: 200") : check_err($r, 403, 'forbidden', "$role: patch to scheduled");
 
     for my $live (['published', {}], ['scheduled', { published_at => '2099-01-01T00:00:00Z' }]) {
         my ($st, $extra) = @$live;
-        my $a = mk($m{owner}{token}, { title => "Live $st for $role", status => $st, %$extra }, $base);
+        my $a = mk($m{owner}{token}, { title => "Live $st for $role", status => $st, %$extra, %mine }, $base);
         $r = req(PATCH => "$base/$a->{id}", $t, { title => "Live $st, edited by $role" });
         $c ? is($r->{status}, 200, "$role: patch a $st article: 200")
-           : check_err($r, 403, 'cannot_edit_live', "$role: patch a $st article");
+           : check_err($r, 403, 'forbidden', "$role: patch a $st article");
         $r = req(PATCH => "$base/$a->{id}", $t, { status => 'draft' });
         $c ? is($r->{status}, 200, "$role: unpublish a $st article: 200")
-           : check_err($r, 403, 'cannot_edit_live', "$role: unpublish a $st article");
+           : check_err($r, 403, 'forbidden', "$role: unpublish a $st article");
         is_deeply req(GET => "$base/$a->{id}", $t)->{json}{article}, $a, "$role: the $st article is unchanged" unless $c;
-        my $b = mk($m{owner}{token}, { title => "Live $st to delete for $role", status => $st, %$extra }, $base);
+        my $b = mk($m{owner}{token}, { title => "Live $st to delete for $role", status => $st, %$extra, %mine },
+                   $base);
         $r = req(DELETE => "$base/$b->{id}", $t);
         $c ? is($r->{status}, 204, "$role: delete a $st article: 204")
-           : check_err($r, 403, 'cannot_edit_live', "$role: delete a $st article");
+           : check_err($r, 403, 'forbidden', "$role: delete a $st article");
         is req(GET => "$base/$b->{id}", $t)->{status}, 200, "$role: the $st article is still there" unless $c;
     }
 }
-is one("SELECT count(*) FROM articles WHERE title IN ('Published by viewer', 'Scheduled by viewer')"), 0,
+is one("SELECT count(*) FROM articles WHERE title IN ('Published by viewer', 'Scheduled by viewer',"
+       . " 'Archived by viewer')"), 0,
     'the viewer\'s refused creates stored nothing';
 
 # A role change holds on the next request.
 psql("UPDATE members SET role = 'viewer' WHERE workspace_id = '$wid' AND user_id = '$m{author}{user}{id}'");
 check_err(req(POST => $base, $m{author}{token}, { title => 'Demoted author', status => 'published' }), 403,
-          'cannot_publish', 'author demoted to viewer: cannot publish at once');
+          'forbidden', 'author demoted to viewer: cannot publish at once');
 psql("UPDATE members SET role = 'author' WHERE workspace_id = '$wid' AND user_id = '$m{author}{user}{id}'");
 is req(POST => $base, $m{author}{token}, { title => 'Promoted author', status => 'published' })->{status}, 201,
     'author again: publishes at once';

@@ -1,0 +1,290 @@
+# The role x action matrix (README.md, "Role x action matrix"), checked exhaustively from
+# the table @MATRIX below: every content route, as a session of each of the five roles
+# (the studio path /v1/workspaces/{id}/...) and as a secret key holding every scope whose
+# creator has that role (/v1/api/...): allowed (the route's own status, and a write
+# really wrote) or 403 `forbidden` (the spec's code for a role too low), with nothing
+# written. Rows attack what was open before: a viewer (or a viewer's key) creating,
+# patching, deleting; an author touching another member's article or giving one away;
+# an author writing categories. Then a key outliving its creator's demotion: an admin's
+# key, its creator demoted to viewer, is refused every write at once (403 `forbidden`)
+# but still reads; demoted to author it writes only its creator's own articles; a key
+# lacking the scope is told `missing_scope` first, whatever the role.
+#
+# A new route family adds its rows to @MATRIX (the README's matrix gets the same rows):
+#   what     the test's name for the action
+#   method   the HTTP method
+#   path     below /v1/api (keys) and /v1/workspaces/{id} (sessions); "%s" is the
+#            target's id
+#   scope    the key's scope for the route; undef: a studio-only route (no key row)
+#   allow    the roles allowed, a space-separated list
+#   status   the status of an allowed request
+#   body     the JSON body (a code reference is called with the actor's user record)
+#   target   code reference (the actor's user record) returning a fresh record's id for
+#            "%s", made by the owner's key before each request
+#   tables   the tables a refused request must leave as they were (and an allowed
+#            write must change)
+use strict;
+use warnings;
+use File::Basename qw(dirname);
+use Cms::Test;
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key api_key mk mkcat);
+
+signup_defaults(email_prefix => 'roles');
+
+start_nginx();
+
+my @ROLES = qw(owner admin editor author viewer);
+my @SCOPES = qw(articles:read articles:write categories:read categories:write);
+
+my %U = (owner => signup());
+my $wid = workspace($U{owner}{token}, 'Roles');
+
+# Each member is made an admin to mint a key with every scope, then given its role.
+sub set_role {
+    my ($user, $role) = @_;
+    psql("UPDATE members SET role = '$role' WHERE workspace_id = '$wid' AND user_id = '$user->{user}{id}'");
+}
+sub add_member {
+    my ($role) = @_;
+    my $u = signup();
+    psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$u->{user}{id}', 'admin')");
+    $u->{key} = key($u->{token}, $wid, "key of a $role", @SCOPES);
+    set_role($u, $role);
+    return $u;
+}
+$U{owner}{key} = key($U{owner}{token}, $wid, 'key of the owner', @SCOPES);
+$U{$_} = add_member($_) for grep { $_ ne 'owner' } @ROLES;
+
+# Someone else whose articles the actors touch ("another member's article").
+my $writer = add_member('editor');
+my $OK = $U{owner}{key};
+
+# Records made fresh for each request (a DELETE consumes its target).
+my $n = 0;
+sub article_by {
+    my ($author, %f) = @_;
+    return mk($OK, { title => 'Target ' . ++$n, author_id => $author->{user}{id}, %f })->{id};
+}
+my %own = (target => sub { article_by($_[0]) });
+my %own_live = (target => sub { article_by($_[0], status => 'published') });
+my %theirs = (target => sub { article_by($writer) });
+my %theirs_live = (target => sub { article_by($writer, status => 'published') });
+my %category = (target => sub { mkcat($OK, { name => 'Target ' . ++$n })->{id} });
+my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
+
+my $ALL = join ' ', @ROLES;
+my $AUTHOR_UP = 'owner admin editor author';
+my $EDITOR_UP = 'owner admin editor';
+my $ADMIN_UP = 'owner admin';
+my @ART = (tables => [qw(articles article_revisions outbox_events)]);
+my @CAT = (tables => ['categories']);
+my @KEYS = (tables => ['api_keys']);
+
+my @MATRIX = (
+    # articles
+    { what => 'list articles', method => 'GET', path => '/articles', scope => 'articles:read',
+      allow => $ALL, status => 200, @ART },
+    { what => 'get another member\'s draft', method => 'GET', path => '/articles/%s', scope => 'articles:read',
+      allow => $ALL, status => 200, %theirs, @ART },
+    { what => 'create a draft', method => 'POST', path => '/articles', scope => 'articles:write',
+      allow => $AUTHOR_UP, status => 201, body => sub { { title => 'Draft ' . ++$n } }, @ART },
+    { what => 'create a published article', method => 'POST', path => '/articles', scope => 'articles:write',
+      allow => $AUTHOR_UP, status => 201, body => sub { { title => 'Live ' . ++$n, status => 'published' } }, @ART },
+    { what => 'create an article as its own author', method => 'POST', path => '/articles',
+      scope => 'articles:write', allow => $AUTHOR_UP, status => 201,
+      body => sub { { title => 'Mine ' . ++$n, author_id => $_[0]{user}{id} } }, @ART },
+    { what => 'create an article for another member', method => 'POST', path => '/articles',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 201,
+      body => sub { { title => 'For them ' . ++$n, author_id => $writer->{user}{id} } }, @ART },
+    { what => 'patch one\'s own draft', method => 'PATCH', path => '/articles/%s', scope => 'articles:write',
+      allow => $AUTHOR_UP, status => 200, body => { title => 'Edited' }, %own, @ART },
+    { what => 'publish one\'s own draft', method => 'PATCH', path => '/articles/%s', scope => 'articles:write',
+      allow => $AUTHOR_UP, status => 200, body => { status => 'published' }, %own, @ART },
+    { what => 'patch one\'s own published article', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $AUTHOR_UP, status => 200, body => { title => 'Edited live' },
+      %own_live, @ART },
+    { what => 'unpublish one\'s own article', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $AUTHOR_UP, status => 200, body => { status => 'draft' },
+      %own_live, @ART },
+    { what => 'give one\'s own draft to another member', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200,
+      body => sub { { author_id => $writer->{user}{id} } }, %own, @ART },
+    { what => 'unset the author of one\'s own draft', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200, body => { author_id => undef },
+      %own, @ART },
+    { what => 'patch another member\'s draft', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200, body => { title => 'Edited' },
+      %theirs, @ART },
+    { what => 'autosave another member\'s draft', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200,
+      body => { title => 'Autosaved', autosave => JSON::PP::true }, %theirs, @ART },
+    { what => 'take another member\'s draft', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200,
+      body => sub { { author_id => $_[0]{user}{id} } }, %theirs, @ART },
+    { what => 'publish another member\'s draft', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200, body => { status => 'published' },
+      %theirs, @ART },
+    { what => 'patch another member\'s published article', method => 'PATCH', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 200, body => { title => 'Edited live' },
+      %theirs_live, @ART },
+    { what => 'delete one\'s own draft', method => 'DELETE', path => '/articles/%s', scope => 'articles:write',
+      allow => $AUTHOR_UP, status => 204, %own, @ART },
+    { what => 'delete one\'s own published article', method => 'DELETE', path => '/articles/%s',
+      scope => 'articles:write', allow => $AUTHOR_UP, status => 204, %own_live, @ART },
+    { what => 'delete another member\'s draft', method => 'DELETE', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 204, %theirs, @ART },
+    { what => 'delete another member\'s published article', method => 'DELETE', path => '/articles/%s',
+      scope => 'articles:write', allow => $EDITOR_UP, status => 204, %theirs_live, @ART },
+
+    # categories
+    { what => 'list categories', method => 'GET', path => '/categories', scope => 'categories:read',
+      allow => $ALL, status => 200, @CAT },
+    { what => 'get a category', method => 'GET', path => '/categories/%s', scope => 'categories:read',
+      allow => $ALL, status => 200, %category, @CAT },
+    { what => 'create a category', method => 'POST', path => '/categories', scope => 'categories:write',
+      allow => $EDITOR_UP, status => 201, body => sub { { name => 'Category ' . ++$n } }, @CAT },
+    { what => 'patch a category', method => 'PATCH', path => '/categories/%s', scope => 'categories:write',
+      allow => $EDITOR_UP, status => 200, body => { description => 'Edited' }, %category, @CAT },
+    { what => 'delete a category', method => 'DELETE', path => '/categories/%s', scope => 'categories:write',
+      allow => $EDITOR_UP, status => 204, %category, @CAT },
+
+    # the workspace and its keys (sessions only)
+    { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },
+    { what => 'list the keys', method => 'GET', path => '/api-keys', allow => $ADMIN_UP, status => 200, @KEYS },
+    { what => 'create a key', method => 'POST', path => '/api-keys', allow => $ADMIN_UP, status => 201,
+      body => sub { { name => 'Minted ' . ++$n, scopes => ['articles:read'] } }, @KEYS },
+    { what => 'revoke a key', method => 'DELETE', path => '/api-keys/%s', allow => $ADMIN_UP, status => 204,
+      %api_key, @KEYS },
+);
+
+# What a refused request must not change: each table's rows, as one digest.
+sub snapshot {
+    my $tables = shift;
+    return one('SELECT concat_ws(\' \', ' . join(', ', map {
+        "(SELECT count(*) || ':' || md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM $_ t)"
+    } @$tables) . ')');
+}
+
+# One cell of the matrix: the row, a role, a credential ('session' or 'key').
+sub cell {
+    my ($row, $role, $cred) = @_;
+    my $u = $U{$role};
+    my $path = $row->{path};
+    $path = sprintf $path, $row->{target}->($u) if $row->{target};
+    $path = $cred eq 'key' ? "/v1/api$path" : "/v1/workspaces/$wid$path";
+    my $body = ref $row->{body} eq 'CODE' ? $row->{body}->($u) : $row->{body};
+    my $allowed = grep { $_ eq $role } split ' ', $row->{allow};
+    my $name = "$row->{what}: $role " . ($cred eq 'key' ? "key ($row->{method} /v1/api)" : 'session');
+    my $before = snapshot($row->{tables});
+    my $r = req($row->{method}, $path, $cred eq 'key' ? $u->{key} : $u->{token}, $body);
+    my $after = snapshot($row->{tables});
+    if ($allowed) {
+        is $r->{status}, $row->{status}, "$name: $row->{status}" or diag diag_resp($r);
+        if ($row->{method} eq 'GET') {
+            is $after, $before, "$name: a read writes nothing";
+        } else {
+            isnt $after, $before, "$name: written";
+        }
+    } else {
+        check_err($r, 403, 'forbidden', $name);
+        is $after, $before, "$name: nothing written";
+    }
+}
+
+for my $row (@MATRIX) {
+    for my $role (@ROLES) {
+        cell($row, $role, 'session');
+        cell($row, $role, 'key') if defined $row->{scope};
+    }
+}
+
+# The matrix covers every route of the content families and the studio's workspace and
+# key routes: a route added to those families without a row here fails.
+{
+    my $root = $ENV{TEST_CMS_ROOT} // dirname(__FILE__) . '/..';
+    my (%have, %want);
+    for my $row (@MATRIX) {
+        (my $p = $row->{path}) =~ s/%s/:id/;
+        $have{"$row->{method} /v1/api$p"} = 1 if defined $row->{scope};
+        $have{"$row->{method} /v1/workspaces/:ws$p"} = 1;
+    }
+    for (`perl $root/scripts/routes`) {
+        my ($m, $path, $cred) = split /\t/;
+        next unless $cred eq 'secret key' || $cred eq 'session, member';
+        next if $path eq '/v1/api/key';     # a key's own record: any key, no role
+        $path =~ s{^/v1/workspaces/:id}{/v1/workspaces/:ws};
+        $path =~ s{/:key$}{/:id};
+        $want{"$m $path"} = 1;
+    }
+    ok keys(%want) >= 20, 'role-bound routes found (' . scalar(keys %want) . ')';
+    is_deeply [sort grep { !$have{$_} } keys %want], [], 'every role-bound route has a row in the matrix';
+}
+
+# --- a key outlives no demotion --------------------------------------------------------
+
+{
+    my $d = add_member('admin');
+    my $k = $d->{key};
+    my $mine = mk($k, { title => 'Written while an admin' });
+    my $cat = mkcat($k, { name => 'Made while an admin' });
+    my $theirs = article_by($writer);
+    is req(POST => '/v1/api/categories', $k, { name => 'Admin category' })->{status}, 201,
+        'admin\'s key: creates a category';
+    my $kr = key($d->{token}, $wid, 'read only', 'articles:read');
+
+    # Demoted to viewer: every write refused at once, reads still answer.
+    set_role($d, 'viewer');
+    my $T = [qw(articles article_revisions outbox_events categories)];
+    my $before = snapshot($T);
+    check_err(req(POST => '/v1/api/articles', $k, { title => 'After the demotion' }), 403, 'forbidden',
+              'creator demoted to viewer: POST an article');
+    check_err(req(PATCH => "/v1/api/articles/$mine->{id}", $k, { title => 'Mine still?' }), 403, 'forbidden',
+              'creator demoted to viewer: PATCH the creator\'s own article');
+    check_err(req(DELETE => "/v1/api/articles/$mine->{id}", $k), 403, 'forbidden',
+              'creator demoted to viewer: DELETE the creator\'s own article');
+    check_err(req(POST => '/v1/api/categories', $k, { name => 'After the demotion' }), 403, 'forbidden',
+              'creator demoted to viewer: POST a category');
+    check_err(req(PATCH => "/v1/api/categories/$cat->{id}", $k, { name => 'Renamed' }), 403, 'forbidden',
+              'creator demoted to viewer: PATCH a category');
+    check_err(req(DELETE => "/v1/api/categories/$cat->{id}", $k), 403, 'forbidden',
+              'creator demoted to viewer: DELETE a category');
+    is snapshot($T), $before, 'creator demoted to viewer: the refused writes changed nothing';
+    my $g = req(GET => "/v1/api/articles/$mine->{id}", $k);
+    is $g->{status}, 200, 'creator demoted to viewer: the key still reads an article' or diag diag_resp($g);
+    is_deeply $g->{json}{article}, $mine, 'creator demoted to viewer: the same article';
+    is req(GET => '/v1/api/articles', $k)->{status}, 200, 'creator demoted to viewer: the key still lists articles';
+    is req(GET => "/v1/api/categories/$cat->{id}", $k)->{status}, 200,
+        'creator demoted to viewer: the key still reads a category';
+
+    # The scope is checked first: a viewer's key without the scope is told missing_scope.
+    check_err(req(POST => '/v1/api/articles', $kr, { title => 'x' }), 403, 'missing_scope',
+              'creator demoted to viewer, a key without articles:write: missing_scope first');
+    is req(GET => '/v1/api/articles', $kr)->{status}, 200, 'creator demoted to viewer: the read-only key reads';
+
+    # Demoted to author: the creator's own articles only, no categories.
+    set_role($d, 'author');
+    my $p = req(PATCH => "/v1/api/articles/$mine->{id}", $k, { title => 'Mine, as an author' });
+    is $p->{status}, 200, 'creator demoted to author: PATCH the creator\'s own article' or diag diag_resp($p);
+    my $c = req(POST => '/v1/api/articles', $k, { title => 'As an author' });
+    is $c->{status}, 201, 'creator demoted to author: POST an article' or diag diag_resp($c);
+    is(($c->{json}{article} // {})->{author_id}, $d->{user}{id}, 'creator demoted to author: the creator is its author');
+    $before = snapshot($T);
+    check_err(req(PATCH => "/v1/api/articles/$theirs", $k, { title => 'Theirs, mine now' }), 403, 'forbidden',
+              'creator demoted to author: PATCH another member\'s article');
+    check_err(req(DELETE => "/v1/api/articles/$theirs", $k), 403, 'forbidden',
+              'creator demoted to author: DELETE another member\'s article');
+    check_err(req(POST => '/v1/api/categories', $k, { name => 'As an author' }), 403, 'forbidden',
+              'creator demoted to author: POST a category');
+    is snapshot($T), $before, 'creator demoted to author: the refused writes changed nothing';
+
+    # Promoted back: the same key writes again at once.
+    set_role($d, 'editor');
+    is req(PATCH => "/v1/api/articles/$theirs", $k, { title => 'Edited by an editor' })->{status}, 200,
+        'creator promoted to editor: PATCH another member\'s article at once';
+
+    # Gone from the workspace: the key stops working.
+    psql("DELETE FROM members WHERE workspace_id = '$wid' AND user_id = '$d->{user}{id}'");
+    check_err(req(GET => '/v1/api/articles', $k), 401, 'invalid_api_key', 'creator removed: the key is refused');
+}
+
+done_testing();
