@@ -4,7 +4,7 @@
  * /v1/workspaces/{id}/articles (session), one handler each for both.
  *
  * A write is validated here, its body sanitized in the thread pool, and
- * then applied by cms_article_save_as() (sql/0006_article_authors.sql)
+ * then applied by cms_article_save_as() (sql/0008_article_authors.sql)
  * and cms_article_save() (sql/0003_content.sql), which hold the rules that
  * need the current row: an author's own articles, publish rights, live
  * edits, slugs per locale, revisions and outbox events, in one

@@ -733,7 +733,7 @@ my $theirs = mk($K2, { title => 'Theirs', status => 'published' });
 
 # --- publish rights by the key creator's current role ----------------------------------
 # The articles a key acts on here are its creator's own (author_id), which an author may
-# write (t/035-roles.t has the whole role matrix: others' articles, categories, sessions).
+# write (t/036-roles.t has the whole role matrix: others' articles, categories, sessions).
 # A viewer's key writes nothing: 403 forbidden before publish rights are looked at.
 
 {

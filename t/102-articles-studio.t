@@ -1,7 +1,7 @@
 # Articles through the studio mirrors (/v1/workspaces/{id}/articles...) with a session:
 # every role lists and reads; authors and up create, patch and delete their drafts, a
 # viewer none (403 forbidden); the publish-rights matrix by the member's role on the
-# member's own articles (t/035-roles.t has the whole role matrix, others' articles
+# member's own articles (t/036-roles.t has the whole role matrix, others' articles
 # too); non-members, missing or bad sessions, keys;
 # another workspace's article ids through one's own workspace path; the same records and
 # rules as the secret-key routes (validation, slugs, paging, revisions by the session's
