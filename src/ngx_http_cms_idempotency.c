@@ -352,7 +352,8 @@ ngx_http_cms_idempotency_open(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    rc = ngx_decode_base64(&sealed, &b64);
+    /* not base64: not a record of ours (one kept before sealing, say) */
+    rc = ngx_decode_base64(&sealed, &b64) == NGX_OK ? NGX_OK : NGX_DECLINED;
 
     if (rc == NGX_OK) {
         rc = ngx_http_cms_crypto_open(r->pool, mcf->idem_key, &idem->key,
@@ -391,8 +392,16 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
 
     idem->recorded = 1;
 
-    /* a job of its own: the request may be gone when Redis answers */
-    pool = ngx_create_pool(1024 + body->len, ngx_cycle->log);
+    /*
+     * A job of its own: the request may be gone when Redis answers.  The
+     * size is a multiple of the pool alignment: with an unaligned end, an
+     * aligned allocation can start past it, and nginx's room check (end
+     * minus start, unsigned) wraps into a heap overflow.
+     */
+    pool = ngx_create_pool(ngx_align(1024 + ngx_min(4 * body->len,
+                                                    NGX_DEFAULT_POOL_SIZE),
+                                     NGX_POOL_ALIGNMENT),
+                           ngx_cycle->log);
     if (pool == NULL) {
         return;
     }
