@@ -133,6 +133,21 @@ for my $case (
     is(($r->{json} // {})->{code}, $code, "  with code $code") if $code;
 }
 
+# everything the server sends until it closes (at most 5 s)
+sub read_to_eof {
+    my ($s, $sel) = @_;
+    $sel //= IO::Select->new($s);
+    my ($in, $t0) = ('', time);
+    while (time - $t0 < 5) {
+        next unless $sel->can_read(0.2);
+        my $n = sysread $s, my $buf, 65536;
+        last unless $n;
+        $in .= $buf;
+    }
+    close $s;
+    return $in;
+}
+
 # A refused body is discarded, not read as a request: one connection, a POST refused with
 # 401 whose body is a request line, then a GET: two answers, 401 then 200.
 {
@@ -143,15 +158,7 @@ for my $case (
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => port(), Proto => 'tcp', Timeout => 5)
         or die "connect: $!";
     syswrite $s, $bytes;
-    my ($in, $t0) = ('', time);
-    my $sel = IO::Select->new($s);
-    while (time - $t0 < 5) {
-        next unless $sel->can_read(0.2);
-        my $n = sysread $s, my $buf, 65536;
-        last unless $n;
-        $in .= $buf;
-    }
-    close $s;
+    my $in = read_to_eof($s);
     my @st = $in =~ m{HTTP/1\.1 (\d{3}) }g;
     is_deeply \@st, [401, 200], 'a refused POST and a GET on one connection: 401, then 200 (the body was dropped)';
 }
@@ -170,14 +177,7 @@ for my $case (
     my $sel = IO::Select->new($s);
     ok !$sel->can_read(0.5), 'a GET with a body still to come waits for it';
     syswrite $s, '{}';
-    my ($in, $t0) = ('', time);
-    while (time - $t0 < 5) {
-        next unless $sel->can_read(0.2);
-        my $n = sysread $s, my $buf, 65536;
-        last unless $n;
-        $in .= $buf;
-    }
-    close $s;
+    my $in = read_to_eof($s, $sel);
     like $in, qr{^HTTP/1\.1 200 }, 'then answers 200';
     like $in, qr/"name":"Late body"/, 'with the record';
 }
