@@ -847,6 +847,7 @@ ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
     u_char                    *p;
     time_t                     now;
     ngx_str_t                  cookie;
+    ngx_http_cms_ctx_t        *ctx;
     ngx_http_cms_main_conf_t  *mcf;
     u_char                     sid[NGX_HTTP_CMS_SID_LEN / 2];
     u_char                     payload[256];
@@ -854,6 +855,10 @@ ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
     static ngx_str_t  set_cookie = ngx_string("Set-Cookie");
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    /* the answer carries the session: no cache keeps it */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    ctx->no_store = 1;
 
     if (user_id->len != 36
         || ngx_http_cms_crypto_random(sid, sizeof(sid)) != NGX_OK)

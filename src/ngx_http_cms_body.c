@@ -20,6 +20,7 @@ static ngx_int_t ngx_http_cms_body_collect(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, size_t max);
 static u_char *ngx_http_cms_body_copy(ngx_http_request_t *r, u_char *p);
 static ngx_int_t ngx_http_cms_body_is_json(ngx_http_request_t *r);
+static const char *ngx_http_cms_body_reason(json_error_t *err);
 
 
 ngx_int_t
@@ -68,9 +69,14 @@ ngx_http_cms_body_parse(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                       JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
 
     if (json == NULL) {
+        /*
+         * jansson's err.text quotes the failing token, which may be a
+         * password: only the reason and the position are logged
+         */
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
-                      "cms: invalid json body: %s at %d", err.text,
-                      err.position);
+                      "cms: invalid json body: %s at line %d, column %d "
+                      "(byte %d)", ngx_http_cms_body_reason(&err), err.line,
+                      err.column, err.position);
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_JSON, NULL);
     }
 
@@ -199,4 +205,38 @@ ngx_http_cms_body_is_json(ngx_http_request_t *r)
     }
 
     return (p == last || *p == ';') ? NGX_OK : NGX_DECLINED;
+}
+
+
+/* why jansson refused a body, in words of our own (never its err.text) */
+static const char *
+ngx_http_cms_body_reason(json_error_t *err)
+{
+    switch (json_error_code(err)) {
+
+    case json_error_premature_end_of_input:
+        return "premature end of input";
+
+    case json_error_end_of_input_expected:
+        return "text after the value";
+
+    case json_error_invalid_utf8:
+        return "invalid UTF-8";
+
+    case json_error_invalid_syntax:
+        return "invalid syntax";
+
+    case json_error_duplicate_key:
+        return "duplicate key";
+
+    case json_error_null_character:
+    case json_error_null_byte_in_key:
+        return "NUL character";
+
+    case json_error_numeric_overflow:
+        return "number out of range";
+
+    default:
+        return "invalid";
+    }
 }

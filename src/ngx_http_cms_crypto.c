@@ -140,7 +140,9 @@ ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_AEAD,
                           mcf->aead_key) != 0
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_UI_TOKEN,
-                          mcf->ui_key) != 0)
+                          mcf->ui_key) != 0
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_IDEM,
+                          mcf->idem_key) != 0)
     {
         return NGX_ERROR;
     }
@@ -195,19 +197,44 @@ ngx_int_t
 ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
     ngx_str_t *plain, ngx_str_t *out)
 {
-    int                        len, n;
-    u_char                    *buf;
-    EVP_CIPHER_CTX            *cx;
+    ngx_str_t                  raw;
     ngx_http_cms_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
-    /* nonce (12) + ciphertext + tag (16) */
-    buf = ngx_pnalloc(r->pool, 12 + plain->len + 16);
-    out->data = ngx_pnalloc(r->pool, 2 * (12 + plain->len + 16));
+    if (ngx_http_cms_crypto_seal_raw(r->pool, mcf->aead_key, aad, plain,
+                                     &raw)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
-    if (buf == NULL || out->data == NULL
-        || ngx_http_cms_crypto_random(buf, 12) != NGX_OK)
+    out->data = ngx_pnalloc(r->pool, 2 * raw.len);
+    if (out->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    out->len = ngx_hex_dump(out->data, raw.data, raw.len) - out->data;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_seal_raw(ngx_pool_t *pool, u_char *key, ngx_str_t *aad,
+    ngx_str_t *plain, ngx_str_t *out)
+{
+    int              len, n;
+    u_char          *buf;
+    EVP_CIPHER_CTX  *cx;
+
+    /* nonce, ciphertext, tag */
+    buf = ngx_pnalloc(pool, NGX_HTTP_CMS_SEAL_NONCE + plain->len
+                            + NGX_HTTP_CMS_SEAL_TAG);
+
+    if (buf == NULL
+        || plain->len > NGX_MAX_INT32_VALUE || aad->len > NGX_MAX_INT32_VALUE
+        || ngx_http_cms_crypto_random(buf, NGX_HTTP_CMS_SEAL_NONCE) != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -217,14 +244,18 @@ ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
         return NGX_ERROR;
     }
 
-    if (EVP_EncryptInit_ex(cx, EVP_aes_256_gcm(), NULL, mcf->aead_key, buf)
-        != 1
+    len = 0;
+
+    if (EVP_EncryptInit_ex(cx, EVP_aes_256_gcm(), NULL, key, buf) != 1
         || EVP_EncryptUpdate(cx, NULL, &n, aad->data, (int) aad->len) != 1
-        || EVP_EncryptUpdate(cx, buf + 12, &len, plain->data,
-                             (int) plain->len) != 1
-        || EVP_EncryptFinal_ex(cx, buf + 12 + len, &n) != 1
-        || EVP_CIPHER_CTX_ctrl(cx, EVP_CTRL_GCM_GET_TAG, 16,
-                               buf + 12 + plain->len) != 1)
+        || EVP_EncryptUpdate(cx, buf + NGX_HTTP_CMS_SEAL_NONCE, &len,
+                             plain->data, (int) plain->len) != 1
+        || EVP_EncryptFinal_ex(cx, buf + NGX_HTTP_CMS_SEAL_NONCE + len, &n)
+           != 1
+        || EVP_CIPHER_CTX_ctrl(cx, EVP_CTRL_GCM_GET_TAG,
+                               NGX_HTTP_CMS_SEAL_TAG,
+                               buf + NGX_HTTP_CMS_SEAL_NONCE + plain->len)
+           != 1)
     {
         EVP_CIPHER_CTX_free(cx);
         return NGX_ERROR;
@@ -232,8 +263,62 @@ ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
 
     EVP_CIPHER_CTX_free(cx);
 
-    out->len = ngx_hex_dump(out->data, buf, 12 + plain->len + 16) - out->data;
-    ngx_explicit_memzero(buf, 12 + plain->len + 16);
+    out->data = buf;
+    out->len = NGX_HTTP_CMS_SEAL_NONCE + plain->len + NGX_HTTP_CMS_SEAL_TAG;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_open(ngx_pool_t *pool, u_char *key, ngx_str_t *aad,
+    ngx_str_t *sealed, ngx_str_t *out)
+{
+    int              len, n, ok;
+    size_t           clen;
+    u_char          *ct;
+    EVP_CIPHER_CTX  *cx;
+
+    if (sealed->len < NGX_HTTP_CMS_SEAL_NONCE + NGX_HTTP_CMS_SEAL_TAG
+        || sealed->len > NGX_MAX_INT32_VALUE || aad->len > NGX_MAX_INT32_VALUE)
+    {
+        return NGX_DECLINED;
+    }
+
+    ct = sealed->data + NGX_HTTP_CMS_SEAL_NONCE;
+    clen = sealed->len - NGX_HTTP_CMS_SEAL_NONCE - NGX_HTTP_CMS_SEAL_TAG;
+
+    /* one byte more: a zero-length plaintext still gets a buffer */
+    out->data = ngx_pnalloc(pool, clen + 1);
+    if (out->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    cx = EVP_CIPHER_CTX_new();
+    if (cx == NULL) {
+        return NGX_ERROR;
+    }
+
+    len = 0;
+
+    ok = EVP_DecryptInit_ex(cx, EVP_aes_256_gcm(), NULL, key, sealed->data)
+             == 1
+         && EVP_DecryptUpdate(cx, NULL, &n, aad->data, (int) aad->len) == 1
+         && EVP_DecryptUpdate(cx, out->data, &len, ct, (int) clen) == 1
+         && EVP_CIPHER_CTX_ctrl(cx, EVP_CTRL_GCM_SET_TAG,
+                                NGX_HTTP_CMS_SEAL_TAG, ct + clen) == 1;
+
+    /* the tag is checked here: a wrong key, aad or byte fails */
+    ok = ok && EVP_DecryptFinal_ex(cx, out->data + len, &n) == 1;
+
+    EVP_CIPHER_CTX_free(cx);
+
+    if (!ok) {
+        ngx_explicit_memzero(out->data, clen);
+        return NGX_DECLINED;
+    }
+
+    out->len = clen;
 
     return NGX_OK;
 }
@@ -244,10 +329,15 @@ ngx_http_cms_crypto_mint_key(ngx_http_request_t *r, const char *prefix,
     ngx_str_t *secret, ngx_str_t *visible, ngx_str_t *hash)
 {
     cms_key_t                  k;
+    ngx_http_cms_ctx_t        *ctx;
     ngx_http_cms_main_conf_t  *mcf;
     unsigned char              raw[32], mac[32];
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    /* the secret is answered once: no cache may keep that answer */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    ctx->no_store = 1;
 
     secret->data = ngx_pnalloc(r->pool, CMS_KEY_MAX_LEN);
     visible->data = ngx_pnalloc(r->pool, CMS_KEY_VISIBLE_MAX);

@@ -15,6 +15,8 @@
 
 
 #define NGX_HTTP_CMS_SECRET_MIN        32
+#define NGX_HTTP_CMS_SEAL_NONCE        12
+#define NGX_HTTP_CMS_SEAL_TAG          16
 
 
 /* "cms_secret" directive: reads the key file at load time */
@@ -42,6 +44,23 @@ ngx_int_t ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n,
  */
 ngx_int_t ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
     ngx_str_t *plain, ngx_str_t *out);
+
+/*
+ * AES-256-GCM of "plain" under "key" (32 bytes) with a fresh 12-byte
+ * nonce and "aad" bound in: "out" receives nonce, ciphertext and 16-byte
+ * tag (plain->len + 28 bytes, binary) in "pool".  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_crypto_seal_raw(ngx_pool_t *pool, u_char *key,
+    ngx_str_t *aad, ngx_str_t *plain, ngx_str_t *out);
+
+/*
+ * The reverse of ngx_http_cms_crypto_seal_raw(): NGX_OK with the
+ * plaintext in "out" (in "pool"), NGX_DECLINED when the tag does not
+ * verify (another key, another aad, a changed byte, too short), NGX_ERROR
+ * when memory or OpenSSL fails.
+ */
+ngx_int_t ngx_http_cms_crypto_open(ngx_pool_t *pool, u_char *key,
+    ngx_str_t *aad, ngx_str_t *sealed, ngx_str_t *out);
 
 /*
  * A fresh key of kind "prefix" (cms_key format, 32 random bytes): the

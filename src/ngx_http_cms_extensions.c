@@ -131,12 +131,31 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_reload_sql =
         " FROM (VALUES (1)) v LEFT JOIN u ON true",
         3);
 
+/* $1 facility, $2 name, $3 livemode, $4 prefix, $5 hash, $6 grace */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_rotate_sql =
     ngx_http_cms_pg_stmt(
         "SELECT name, api_key_id, previous_keys_expire_at"
-        " FROM cms_extension_key_rotate_row($1, $2, $3, decode($4, 'hex'),"
-        "  make_interval(secs => $5::float8))",
-        5);
+        " FROM cms_extension_key_rotate_row($1, $2, $3 = 'live', $4,"
+        "  decode($5, 'hex'), make_interval(secs => $6::float8))",
+        6);
+
+
+/* POST .../keys/rotate: no body, {} or {"mode": "live" | "sandbox"} */
+static const char *const  ngx_http_cms_extensions_modes[] = {
+    "live", "sandbox", NULL
+};
+
+static const cms_field_t  ngx_http_cms_extensions_rotate_fields[] = {
+    { "mode", CMS_FIELD_STRING, 0, 3, 0, 0, 4, 7,
+      ngx_http_cms_extensions_modes, NULL, 0, NULL },
+    cms_fields_end
+};
+
+static const cms_fields_t  ngx_http_cms_extensions_rotate_input = {
+    ngx_http_cms_extensions_rotate_fields, NULL,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_EXT_VALIDATION
+};
 
 
 ngx_http_cms_route_t  ngx_http_cms_extensions_routes[] = {
@@ -615,24 +634,35 @@ ngx_http_cms_extensions_reloaded(ngx_http_request_t *r,
 }
 
 
-/* rotation: a new live key; the old ones keep working for the grace */
+/* rotation: a new key of the mode asked for (live unless "mode" says
+   sandbox); the mode's old keys keep working for the grace */
 
 static ngx_int_t
 ngx_http_cms_extensions_rotate(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     u_char                    *p;
     ngx_int_t                  rc;
-    ngx_str_t                  args[5], *secret;
+    ngx_str_t                  args[6], *secret;
     ngx_http_cms_main_conf_t  *mcf;
-
-    rc = ngx_http_cms_json_no_body(r, ctx->body);
-    if (rc != NGX_OK) {
-        return rc;
-    }
 
     rc = ngx_http_cms_extensions_name(r, ctx);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    ngx_str_set(&args[2], "live");
+
+    if (ctx->body != NULL) {
+        rc = ngx_http_cms_json_read(r, ctx->body,
+                                    &ngx_http_cms_extensions_rotate_input,
+                                    CMS_FIELDS_PATCH, args, 6);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (args[2].data == NULL) {
+            ngx_str_set(&args[2], "live");
+        }
     }
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
@@ -641,8 +671,9 @@ ngx_http_cms_extensions_rotate(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     p = ngx_pnalloc(r->pool, NGX_TIME_T_LEN);
 
     if (secret == NULL || p == NULL
-        || ngx_http_cms_crypto_mint_key(r, "sk_live_", secret, &args[2],
-                                        &args[3])
+        || ngx_http_cms_crypto_mint_key(r, args[2].len == 4 ? "sk_live_"
+                                                            : "sk_sandbox_",
+                                        secret, &args[3], &args[4])
            != NGX_OK)
     {
         return NGX_ERROR;
@@ -652,11 +683,11 @@ ngx_http_cms_extensions_rotate(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     args[0] = ctx->principal.facility_id;
     args[1] = ctx->params[0];
-    args[4].data = p;
-    args[4].len = ngx_sprintf(p, "%T", mcf->ext_rotation_grace) - p;
+    args[5].data = p;
+    args[5].len = ngx_sprintf(p, "%T", mcf->ext_rotation_grace) - p;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_extensions_rotate_sql, args,
-                                 5, ngx_http_cms_extensions_rotated);
+                                 6, ngx_http_cms_extensions_rotated);
 }
 
 

@@ -143,5 +143,8 @@ ngx_http_cms_extensions_ui_sign(ngx_http_request_t *r,
     p = ngx_sprintf(p + len, "\",\"expires_in\":%T}", mcf->ui_token_ttl);
     body.len = p - body.data;
 
+    /* a bearer token: no cache may keep the answer */
+    ctx->no_store = 1;
+
     return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
 }

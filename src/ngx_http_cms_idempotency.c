@@ -4,12 +4,21 @@
  *
  * Redis holds, per credential, route and key, either "P<fingerprint>"
  * (a request holds the claim; it expires after cms_idempotency_lock) or
- * "D<fingerprint><status><body>" (the first answer, kept for
+ * "D<fingerprint><sealed answer>" (the first answer, kept for
  * cms_idempotency_ttl).  The claim is SET NX followed by GET in one
- * pipeline.  The fingerprint is the SHA-256 of the method, the path and
- * the raw body.  The write itself also stores the scope under a UNIQUE
- * constraint in PostgreSQL, which covers a crash between the commit and
- * the Redis write.
+ * pipeline.  The fingerprint is the HMAC-SHA256, under a key derived from
+ * cms_secret, of the SHA-256 of the method, the path and the raw body, so
+ * that Redis cannot be used to test guesses of a body's secrets.  The
+ * write itself also stores the scope under a UNIQUE constraint in
+ * PostgreSQL, which covers a crash between the commit and the Redis
+ * write.
+ *
+ * The answer is sealed: base64 of AES-256-GCM (nonce, ciphertext, tag)
+ * under that same derived key, with the record's Redis key as associated
+ * data, of "<status><flag><body>" (flag "n": Cache-Control: no-store).
+ * Install and rotate answers hold a new key: whoever reads Redis (its
+ * files, a replica) gets nothing usable, and a record moved to another
+ * key does not open.
  */
 
 
@@ -24,15 +33,26 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_idempotency.h"
 #include "ngx_http_cms_redis.h"
+#include "cms_kdf.h"
 
 
 #define NGX_HTTP_CMS_IDEM_KEY_MAX      255
+
+/* "<status><flag>" before the body in a sealed answer */
+#define NGX_HTTP_CMS_IDEM_HEAD         4
 
 
 static ngx_int_t ngx_http_cms_idempotency_header(ngx_http_request_t *r,
     ngx_str_t *value);
 static ngx_int_t ngx_http_cms_idempotency_keys(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_idem_t *idem, ngx_str_t *value);
+static ngx_int_t ngx_http_cms_idempotency_fingerprint(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem);
+static ngx_int_t ngx_http_cms_idempotency_seal(ngx_pool_t *pool,
+    ngx_http_cms_main_conf_t *mcf, ngx_http_cms_idem_t *idem,
+    ngx_str_t *plain, ngx_str_t *value);
+static ngx_int_t ngx_http_cms_idempotency_open(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem, redisReply *v, ngx_str_t *plain);
 static ngx_int_t ngx_http_cms_idempotency_lock(ngx_http_request_t *r,
     ngx_http_cms_idem_t *idem);
 static ngx_int_t ngx_http_cms_idempotency_release(ngx_pool_t *pool,
@@ -104,7 +124,7 @@ ngx_http_cms_idempotency_keys(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_idem_t *idem, ngx_str_t *value)
 {
     u_char     *p;
-    ngx_str_t   parts[5];
+    ngx_str_t   parts[4];
 
     p = ngx_pnalloc(r->pool, 2 * (ctx->principal.key_id.len + 96));
     if (p == NULL) {
@@ -136,11 +156,40 @@ ngx_http_cms_idempotency_keys(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                 - NGX_HTTP_CMS_IDEM_HEX)
                     - p;
 
-    parts[1] = r->uri;
-    parts[3] = ctx->raw_body;
-    ngx_str_set(&parts[4], "");
+    return ngx_http_cms_idempotency_fingerprint(r, idem);
+}
 
-    return ngx_http_cms_crypto_sha256_hex(parts, 4, idem->fp);
+
+/* idem->fp: hex HMAC(idem key, hex SHA-256(method, path, "\n", body)) */
+static ngx_int_t
+ngx_http_cms_idempotency_fingerprint(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem)
+{
+    ngx_str_t                  parts[4];
+    ngx_http_cms_ctx_t        *ctx;
+    ngx_http_cms_main_conf_t  *mcf;
+    u_char                     hex[NGX_HTTP_CMS_IDEM_HEX];
+    u_char                     mac[NGX_HTTP_CMS_IDEM_HEX / 2];
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    parts[0] = r->method_name;
+    parts[1] = r->uri;
+    ngx_str_set(&parts[2], "\n");
+    parts[3] = ctx->raw_body;
+
+    if (ngx_http_cms_crypto_sha256_hex(parts, 4, hex) != NGX_OK
+        || cms_hmac_sha256(mcf->idem_key, sizeof(mcf->idem_key), hex,
+                           sizeof(hex), mac)
+           != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_hex_dump(idem->fp, mac, sizeof(mac));
+
+    return NGX_OK;
 }
 
 
@@ -226,9 +275,7 @@ ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
                                  "Idempotency-Key");
     }
 
-    if (v->type == REDIS_REPLY_STRING && v->str[0] == 'D'
-        && v->len >= 1 + NGX_HTTP_CMS_IDEM_HEX + 3)
-    {
+    if (v->type == REDIS_REPLY_STRING && v->str[0] == 'D') {
         return ngx_http_cms_idempotency_replay(r, idem, v);
     }
 
@@ -242,20 +289,23 @@ ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
 }
 
 
-/* "D<fp><status><body>": the first answer, byte for byte */
+/* "D<fp><sealed answer>": the first answer, byte for byte */
 static ngx_int_t
 ngx_http_cms_idempotency_replay(ngx_http_request_t *r,
     ngx_http_cms_idem_t *idem, redisReply *v)
 {
-    u_char      *p;
-    ngx_str_t    body;
-    ngx_int_t    status;
+    ngx_str_t            plain, body;
+    ngx_int_t            status;
+    ngx_http_cms_ctx_t  *ctx;
 
     static ngx_str_t  replayed_name = ngx_string("Idempotent-Replayed");
     static ngx_str_t  yes = ngx_string("true");
 
-    p = (u_char *) v->str + 1 + NGX_HTTP_CMS_IDEM_HEX;
-    status = ngx_atoi(p, 3);
+    if (ngx_http_cms_idempotency_open(r, idem, v, &plain) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    status = ngx_atoi(plain.data, 3);
 
     if (status < 200 || status > 599) {
         ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
@@ -263,21 +313,64 @@ ngx_http_cms_idempotency_replay(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    body.len = v->len - (1 + NGX_HTTP_CMS_IDEM_HEX + 3);
-    body.data = ngx_pnalloc(r->pool, body.len);
-
-    if (body.data == NULL) {
-        return NGX_ERROR;
+    if (plain.data[3] == 'n') {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+        ctx->no_store = 1;
     }
 
-    /* the reply is freed after this returns: the body is copied */
-    ngx_memcpy(body.data, p + 3, body.len);
+    body.data = plain.data + NGX_HTTP_CMS_IDEM_HEAD;
+    body.len = plain.len - NGX_HTTP_CMS_IDEM_HEAD;
 
     if (ngx_http_cms_header_add(r, &replayed_name, &yes) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return ngx_http_cms_send(r, status, &body);
+}
+
+
+/*
+ * The kept answer's plaintext, in r->pool (the reply is freed after the
+ * callback returns).  NGX_OK, or NGX_ERROR once logged: a record that
+ * does not open was sealed under another cms_secret or altered.
+ */
+static ngx_int_t
+ngx_http_cms_idempotency_open(ngx_http_request_t *r,
+    ngx_http_cms_idem_t *idem, redisReply *v, ngx_str_t *plain)
+{
+    ngx_int_t                  rc;
+    ngx_str_t                  b64, sealed;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    b64.data = (u_char *) v->str + 1 + NGX_HTTP_CMS_IDEM_HEX;
+    b64.len = v->len - (1 + NGX_HTTP_CMS_IDEM_HEX);
+
+    sealed.data = ngx_pnalloc(r->pool, ngx_base64_decoded_length(b64.len));
+    if (sealed.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* not base64: not a record of ours (one kept before sealing, say) */
+    rc = ngx_decode_base64(&sealed, &b64) == NGX_OK ? NGX_OK : NGX_DECLINED;
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_crypto_open(r->pool, mcf->idem_key, &idem->key,
+                                      &sealed, plain);
+    }
+
+    if (rc == NGX_OK && plain->len >= NGX_HTTP_CMS_IDEM_HEAD) {
+        return NGX_OK;
+    }
+
+    if (rc != NGX_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: a kept idempotent answer does not open "
+                      "(cms_secret changed, or the record was altered)");
+    }
+
+    return NGX_ERROR;
 }
 
 
@@ -299,8 +392,16 @@ ngx_http_cms_idempotency_record(ngx_http_request_t *r,
 
     idem->recorded = 1;
 
-    /* a job of its own: the request may be gone when Redis answers */
-    pool = ngx_create_pool(1024 + body->len, ngx_cycle->log);
+    /*
+     * A job of its own: the request may be gone when Redis answers.  The
+     * size is a multiple of the pool alignment: with an unaligned end, an
+     * aligned allocation can start past it, and nginx's room check (end
+     * minus start, unsigned) wraps into a heap overflow.
+     */
+    pool = ngx_create_pool(ngx_align(1024 + ngx_min(4 * body->len,
+                                                    NGX_DEFAULT_POOL_SIZE),
+                                     NGX_POOL_ALIGNMENT),
+                           ngx_cycle->log);
     if (pool == NULL) {
         return;
     }
@@ -360,13 +461,15 @@ ngx_http_cms_idempotency_release(ngx_pool_t *pool,
 }
 
 
-/* SET key D<fingerprint><status><body> PX <ttl> */
+/* SET key D<fingerprint><sealed answer> PX <ttl> */
 static ngx_int_t
 ngx_http_cms_idempotency_keep(ngx_http_request_t *r, ngx_pool_t *pool,
     ngx_http_cms_redis_cmds_t *cmds, ngx_uint_t status, ngx_str_t *body)
 {
-    u_char                    *p, *ttl;
+    u_char                    *ttl;
     size_t                     len[5];
+    ngx_int_t                  rc;
+    ngx_str_t                  plain, value;
     const char                *argv[5];
     ngx_http_cms_ctx_t        *ctx;
     ngx_http_cms_idem_t       *idem;
@@ -376,10 +479,23 @@ ngx_http_cms_idempotency_keep(ngx_http_request_t *r, ngx_pool_t *pool,
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
     idem = ctx->idem;
 
-    p = ngx_pnalloc(pool, 1 + NGX_HTTP_CMS_IDEM_HEX + 3 + body->len);
+    plain.len = NGX_HTTP_CMS_IDEM_HEAD + body->len;
+    plain.data = ngx_pnalloc(pool, plain.len);
     ttl = ngx_pnalloc(pool, NGX_INT_T_LEN);
 
-    if (p == NULL || ttl == NULL) {
+    if (plain.data == NULL || ttl == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(plain.data, "%03ui%c%V", status, ctx->no_store ? 'n' : '-',
+                body);
+
+    rc = ngx_http_cms_idempotency_seal(pool, mcf, idem, &plain, &value);
+
+    /* the job's pool lives on until Redis answers: no clear copy in it */
+    ngx_explicit_memzero(plain.data, plain.len);
+
+    if (rc != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -387,16 +503,48 @@ ngx_http_cms_idempotency_keep(ngx_http_request_t *r, ngx_pool_t *pool,
     len[0] = 3;
     argv[1] = (char *) idem->key.data;
     len[1] = idem->key.len;
-    argv[2] = (char *) p;
-    len[2] = ngx_sprintf(p, "D%*s%03ui%V", (size_t) NGX_HTTP_CMS_IDEM_HEX,
-                         idem->fp, status, body)
-             - p;
+    argv[2] = (char *) value.data;
+    len[2] = value.len;
     argv[3] = "PX";
     len[3] = 2;
     argv[4] = (char *) ttl;
     len[4] = ngx_sprintf(ttl, "%M", mcf->idem_ttl) - ttl;
 
     return ngx_http_cms_redis_append(pool, cmds, 5, argv, len);
+}
+
+
+/* "D<fingerprint><base64 of the sealed plain>", bound to the record's
+   Redis key */
+static ngx_int_t
+ngx_http_cms_idempotency_seal(ngx_pool_t *pool,
+    ngx_http_cms_main_conf_t *mcf, ngx_http_cms_idem_t *idem,
+    ngx_str_t *plain, ngx_str_t *value)
+{
+    ngx_str_t  sealed, b64;
+
+    if (ngx_http_cms_crypto_seal_raw(pool, mcf->idem_key, &idem->key, plain,
+                                     &sealed)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    value->data = ngx_pnalloc(pool, 1 + NGX_HTTP_CMS_IDEM_HEX
+                                    + ngx_base64_encoded_length(sealed.len));
+    if (value->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    value->data[0] = 'D';
+    ngx_memcpy(value->data + 1, idem->fp, NGX_HTTP_CMS_IDEM_HEX);
+
+    b64.data = value->data + 1 + NGX_HTTP_CMS_IDEM_HEX;
+    ngx_encode_base64(&b64, &sealed);
+
+    value->len = 1 + NGX_HTTP_CMS_IDEM_HEX + b64.len;
+
+    return NGX_OK;
 }
 
 

@@ -1,8 +1,9 @@
 
 /*
  * ngx_http_cms_module: wiring only.  Directives, configuration, the worker
- * lifetime of the pools, and the content handler that reads the body and
- * hands the request to the router.
+ * lifetime of the pools, and the content handler that refuses a body
+ * declared too long and hands the request to the router (which reads the
+ * body once the credential has passed).
  */
 
 
@@ -23,7 +24,6 @@
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
-static void ngx_http_cms_body_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_request_id_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
@@ -269,9 +269,11 @@ static ngx_http_variable_t  ngx_http_cms_vars[] = {
 static ngx_int_t
 ngx_http_cms_handler(ngx_http_request_t *r)
 {
-    ngx_int_t  rc;
+    ngx_int_t            rc;
+    ngx_http_cms_ctx_t  *ctx;
 
-    if (ngx_http_cms_ctx_create(r) == NULL) {
+    ctx = ngx_http_cms_ctx_create(r);
+    if (ctx == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -285,24 +287,13 @@ ngx_http_cms_handler(ngx_http_request_t *r)
         return ngx_http_cms_respond(r, rc);
     }
 
-    rc = ngx_http_read_client_request_body(r, ngx_http_cms_body_handler);
-
-    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
-        return rc;
-    }
-
-    return NGX_DONE;
-}
-
-
-/* the body is in: route and dispatch; every outcome goes to finish() */
-static void
-ngx_http_cms_body_handler(ngx_http_request_t *r)
-{
-    ngx_int_t            rc;
-    ngx_http_cms_ctx_t  *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    /*
+     * The pipeline's own reference to the request, dropped when finish()
+     * finalizes it: its steps may wait for I/O after this returns.  The
+     * body is read by the pipeline's read step, after the credential and
+     * the permission passed.
+     */
+    r->main->count++;
 
     rc = ngx_http_cms_router_match(r, ctx);
 
@@ -311,6 +302,8 @@ ngx_http_cms_body_handler(ngx_http_request_t *r)
     }
 
     ngx_http_cms_finish(r, rc);
+
+    return NGX_DONE;
 }
 
 

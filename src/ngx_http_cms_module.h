@@ -71,6 +71,7 @@ typedef struct {
     u_char                      api_pepper[32];
     u_char                      aead_key[32];
     u_char                      ui_key[32];
+    u_char                      idem_key[32];   /* kept answers */
     ngx_str_t                   ext_manifests;   /* file: manifests' folder */
     ngx_array_t                *ext_registries;  /* of ngx_str_t hosts */
     ngx_str_t                   ext_fetch;       /* internal location */
@@ -173,6 +174,12 @@ struct ngx_http_cms_ctx_s {
     unsigned                    has_err:1;
     unsigned                    fused_read:1;  /* the key came with the
                                                   route's record */
+    unsigned                    reading:1;     /* within the read step */
+    unsigned                    body_in:1;
+
+    /* the answer carries a credential: Cache-Control: no-store; set where
+       one is made (a key minted, a session or UI token signed) */
+    unsigned                    no_store:1;
 };
 
 

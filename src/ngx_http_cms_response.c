@@ -21,6 +21,8 @@
 #define NGX_HTTP_CMS_ERROR_PARAM_MAX    64
 
 
+static ngx_int_t ngx_http_cms_send_headers(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body);
 static ngx_int_t ngx_http_cms_send_compact(ngx_http_request_t *r,
     ngx_str_t **body);
 static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
@@ -47,6 +49,9 @@ static ngx_http_output_body_filter_pt    ngx_http_cms_next_body_filter;
 
 static ngx_str_t  ngx_http_cms_request_id_name = ngx_string("X-Request-Id");
 static ngx_str_t  ngx_http_cms_json_type = ngx_string("application/json");
+static ngx_str_t  ngx_http_cms_cache_control_name =
+    ngx_string("Cache-Control");
+static ngx_str_t  ngx_http_cms_no_store = ngx_string("no-store");
 
 
 ngx_int_t
@@ -164,7 +169,6 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
 {
     ngx_int_t            rc;
     ngx_buf_t           *b;
-    ngx_str_t            id;
     ngx_chain_t          out;
     ngx_http_cms_ctx_t  *ctx;
 
@@ -180,24 +184,9 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
         ctx->record(r, ctx, status, body);
     }
 
-    if (ngx_http_cms_set_status(r, status) != NGX_OK) {
+    if (ngx_http_cms_send_headers(r, ctx, status, body) != NGX_OK) {
         return NGX_ERROR;
     }
-
-    id.data = ctx ? ctx->request_id : NULL;
-    id.len = ctx ? NGX_HTTP_CMS_REQUEST_ID_LEN : 0;
-
-    if (id.len
-        && ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    r->headers_out.content_type = ngx_http_cms_json_type;
-    r->headers_out.content_type_len = ngx_http_cms_json_type.len;
-    r->headers_out.content_type_lowcase = NULL;
-    r->headers_out.content_length_n = body->len;
 
     if (body->len == 0 || r->method == NGX_HTTP_HEAD) {
         r->header_only = 1;
@@ -240,6 +229,55 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
     }
 
     return rc == NGX_ERROR ? NGX_ERROR : NGX_OK;
+}
+
+
+/*
+ * The status and the headers every answer carries.  A body the pipeline
+ * did not read (an answer before its body step: 401, 403, 404, ...) is
+ * discarded: nginx drops it after the answer, so that the connection can
+ * be reused; when that fails, the connection closes after the answer.
+ */
+static ngx_int_t
+ngx_http_cms_send_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t status, ngx_str_t *body)
+{
+    ngx_str_t  id;
+
+    if (r->request_body == NULL
+        && ngx_http_discard_request_body(r) != NGX_OK)
+    {
+        r->keepalive = 0;
+    }
+
+    if (ngx_http_cms_set_status(r, status) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    id.data = ctx ? ctx->request_id : NULL;
+    id.len = ctx ? NGX_HTTP_CMS_REQUEST_ID_LEN : 0;
+
+    if (id.len
+        && ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ctx != NULL && ctx->no_store
+        && ngx_http_cms_header_add(r, &ngx_http_cms_cache_control_name,
+                                   &ngx_http_cms_no_store)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    r->headers_out.content_type = ngx_http_cms_json_type;
+    r->headers_out.content_type_len = ngx_http_cms_json_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.content_length_n = body->len;
+
+    return NGX_OK;
 }
 
 

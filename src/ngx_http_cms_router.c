@@ -43,6 +43,9 @@ static ngx_int_t ngx_http_cms_router_resume(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_router_permit(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_read(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static void ngx_http_cms_router_read_done(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_router_body(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_router_ratelimit(ngx_http_request_t *r,
@@ -60,13 +63,15 @@ static ngx_int_t ngx_http_cms_router_handler(ngx_http_request_t *r,
  *   /v1/api, /v1/workspaces, /v1/accounts, /v1/health  content shape
  *   /v1/ext, /v1/extensions                            extension shape
  *
- * The credential comes first, so that nothing of an unauthenticated
- * request is parsed; the rate limit runs before the idempotency claim, so
- * that a 429 is never kept as a request's answer.
+ * The credential and the permission come first, so that nothing of a
+ * refused request is read or parsed (its body is discarded); the rate
+ * limit runs before the idempotency claim, so that a 429 is never kept as
+ * a request's answer.
  */
 static ngx_http_cms_handler_pt  ngx_http_cms_content_steps[] = {
     ngx_http_cms_auth_step,
     ngx_http_cms_router_permit,
+    ngx_http_cms_router_read,
     ngx_http_cms_router_body,
     ngx_http_cms_router_handler,
     NULL
@@ -77,6 +82,7 @@ static ngx_http_cms_handler_pt  ngx_http_cms_ext_steps[] = {
     ngx_http_cms_auth_step,
     ngx_http_cms_router_permit,
     ngx_http_cms_router_ratelimit,
+    ngx_http_cms_router_read,
     ngx_http_cms_router_body,
     ngx_http_cms_router_idempotency,
     ngx_http_cms_router_handler,
@@ -350,6 +356,62 @@ ngx_http_cms_router_permit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     return NGX_DECLINED;
+}
+
+
+/*
+ * The body is read now, not before: a client learns that its credential
+ * is refused before it sends a megabyte, and a server does not receive
+ * megabytes for unauthenticated requests.  Reading holds the request:
+ * nginx's reference replaces the pipeline's (nginx finalizes the request
+ * itself when reading fails later, a client timeout say).  A body already
+ * in goes on at once (NGX_DECLINED): nothing is finalized inside a step.
+ */
+static ngx_int_t
+ngx_http_cms_router_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    r->main->count--;
+
+    ctx->reading = 1;
+    ctx->body_in = 0;
+
+    rc = ngx_http_read_client_request_body(r, ngx_http_cms_router_read_done);
+
+    ctx->reading = 0;
+
+    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+        /* nginx dropped its reference: the pipeline holds the request */
+        r->main->count++;
+
+        /* what is left of the body is unknown: the connection closes */
+        r->keepalive = 0;
+        r->lingering_close = 1;
+
+        return rc;
+    }
+
+    return ctx->body_in ? NGX_DECLINED : NGX_DONE;
+}
+
+
+/* the body is in: within the call above, the read step goes on; later,
+   the pipeline resumes here */
+static void
+ngx_http_cms_router_read_done(ngx_http_request_t *r)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    ctx->body_in = 1;
+
+    if (ctx->reading) {
+        return;
+    }
+
+    ngx_http_cms_finish(r, ctx->resume(r, ctx));
 }
 
 

@@ -40,6 +40,7 @@
 #define CMS_KDF_API_KEY      "cms api key pepper v1"
 #define CMS_KDF_AEAD         "cms aead v1"
 #define CMS_KDF_UI_TOKEN     "cms ui token v1"
+#define CMS_KDF_IDEM         "cms idempotency v1"
 
 
 int cms_kdf_derive(const unsigned char *master, size_t master_len,
