@@ -203,10 +203,18 @@ ngx_http_cms_accounts_login(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
+/* a place in the password queue first: a flood is refused before it
+   costs a query */
 static ngx_int_t
 ngx_http_cms_accounts_find(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    ngx_int_t                rc;
     ngx_http_cms_account_t  *a;
+
+    rc = ngx_http_cms_password_reserve(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
     a = ctx->data;
 

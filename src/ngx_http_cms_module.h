@@ -170,6 +170,8 @@ struct ngx_http_cms_ctx_s {
     void                       *idem;          /* a claimed idempotency key */
     void                       *fused;         /* PGresult of a fused read,
                                                   during its callback only */
+    void                       *lane_hold;     /* a place held in a thread
+                                                  lane (_thread.c) */
 
     /*
      * Set by the layers above, so that the layers below never call up:

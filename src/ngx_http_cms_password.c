@@ -126,6 +126,21 @@ ngx_http_cms_password_submit(ngx_http_request_t *r,
 }
 
 
+ngx_int_t
+ngx_http_cms_password_reserve(ngx_http_request_t *r)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_thread_reserve(r, NGX_HTTP_CMS_LANE_PASSWORD);
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    return rc;
+}
+
+
 /* a job holding a NUL-terminated copy of the password */
 static ngx_http_cms_password_job_t *
 ngx_http_cms_password_job(ngx_http_request_t *r, ngx_str_t *password,

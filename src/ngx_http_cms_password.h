@@ -32,6 +32,14 @@ ngx_int_t ngx_http_cms_password_hash(ngx_http_request_t *r,
     ngx_str_t *password, ngx_http_cms_password_done_pt done);
 
 /*
+ * Holds a place in the worker's password queue for a check that follows
+ * some I/O (a login's lookup), so that a flood is refused before it costs
+ * queries.  Returns NGX_OK, NGX_ERROR, or 503 service_unavailable
+ * recorded when the queue is full.
+ */
+ngx_int_t ngx_http_cms_password_reserve(ngx_http_request_t *r);
+
+/*
  * Checks "password" against "encoded" in the thread pool; with "encoded"
  * NULL it checks against a fixed dummy hash, so that an unknown email
  * costs the same time as a wrong password.  Returns what

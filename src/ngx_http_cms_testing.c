@@ -142,11 +142,12 @@ ngx_http_cms_testing_lane(ngx_uint_t lane)
 
     ngx_http_cms_thread_stats(lane, &st);
 
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                      "jobs", (json_int_t) st.jobs,
                      "queue", (json_int_t) st.queue,
                      "running", (json_int_t) st.running,
                      "queued", (json_int_t) st.queued,
+                     "held", (json_int_t) st.held,
                      "started", (json_int_t) st.started,
                      "refused", (json_int_t) st.refused);
 }

@@ -41,6 +41,13 @@ typedef struct {
 } ngx_http_cms_thread_lane_t;
 
 
+/* a place held in a lane by a request that has not queued its job yet */
+typedef struct {
+    ngx_http_cms_thread_lane_t     *lane;
+    unsigned                        held:1;
+} ngx_http_cms_thread_hold_t;
+
+
 typedef struct {
     ngx_http_request_t             *request;
     ngx_thread_task_t              *task;
@@ -55,6 +62,9 @@ typedef struct {
 } ngx_http_cms_thread_task_t;
 
 
+static ngx_uint_t ngx_http_cms_thread_admit(ngx_http_request_t *r,
+    ngx_http_cms_thread_lane_t *lane);
+static void ngx_http_cms_thread_unhold(void *data);
 static ngx_http_cms_thread_task_t *ngx_http_cms_thread_task(
     ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_thread_post(ngx_http_cms_thread_task_t *t);
@@ -130,11 +140,7 @@ ngx_http_cms_thread_queue(ngx_http_request_t *r, ngx_uint_t lane,
 
     l = &ngx_http_cms_thread_lanes[lane];
 
-    if (l->st.running >= l->st.jobs && l->st.queued >= l->st.queue) {
-        l->st.refused++;
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "cms: %s queue full (%ui running, %ui waiting)",
-                      l->name, l->st.running, l->st.queued);
+    if (!ngx_http_cms_thread_admit(r, l)) {
         return NGX_BUSY;
     }
 
@@ -166,6 +172,91 @@ ngx_http_cms_thread_queue(ngx_http_request_t *r, ngx_uint_t lane,
     l->st.queued++;
 
     return NGX_DONE;
+}
+
+
+ngx_int_t
+ngx_http_cms_thread_reserve(ngx_http_request_t *r, ngx_uint_t lane)
+{
+    ngx_pool_cleanup_t          *cln;
+    ngx_http_cms_ctx_t          *ctx;
+    ngx_http_cms_thread_lane_t  *l;
+    ngx_http_cms_thread_hold_t  *hold;
+
+    l = &ngx_http_cms_thread_lanes[lane];
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (!ngx_http_cms_thread_admit(r, l)) {
+        return NGX_BUSY;
+    }
+
+    hold = ngx_palloc(r->pool, sizeof(ngx_http_cms_thread_hold_t));
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+
+    if (hold == NULL || cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    hold->lane = l;
+    hold->held = 1;
+    l->st.held++;
+
+    cln->handler = ngx_http_cms_thread_unhold;
+    cln->data = hold;
+    ctx->lane_hold = hold;
+
+    return NGX_OK;
+}
+
+
+/*
+ * Whether a job of r may join the lane: the place r holds there, taken
+ * now, or a free one (running, waiting and held places count); else the
+ * refusal is counted and logged.
+ */
+static ngx_uint_t
+ngx_http_cms_thread_admit(ngx_http_request_t *r,
+    ngx_http_cms_thread_lane_t *lane)
+{
+    ngx_http_cms_ctx_t          *ctx;
+    ngx_http_cms_thread_hold_t  *hold;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    hold = ctx->lane_hold;
+
+    if (hold != NULL && hold->held && hold->lane == lane) {
+        ngx_http_cms_thread_unhold(hold);
+        ctx->lane_hold = NULL;
+        return 1;
+    }
+
+    if (lane->st.running + lane->st.queued + lane->st.held
+        < lane->st.jobs + lane->st.queue)
+    {
+        return 1;
+    }
+
+    lane->st.refused++;
+
+    ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                  "cms: %s queue full (%ui running, %ui waiting, %ui held)",
+                  lane->name, lane->st.running, lane->st.queued,
+                  lane->st.held);
+
+    return 0;
+}
+
+
+/* a held place is taken by its job or given back by the request's end */
+static void
+ngx_http_cms_thread_unhold(void *data)
+{
+    ngx_http_cms_thread_hold_t *hold = data;
+
+    if (hold->held) {
+        hold->held = 0;
+        hold->lane->st.held--;
+    }
 }
 
 

@@ -43,6 +43,7 @@ typedef struct {
     ngx_uint_t                      queue;      /* at most waiting */
     ngx_uint_t                      running;
     ngx_uint_t                      queued;
+    ngx_uint_t                      held;       /* places reserved */
     ngx_uint_t                      started;    /* since the worker began */
     ngx_uint_t                      refused;    /* since the worker began */
 } ngx_http_cms_thread_stats_t;
@@ -79,6 +80,17 @@ ngx_int_t ngx_http_cms_thread_run(ngx_http_request_t *r,
  */
 ngx_int_t ngx_http_cms_thread_queue(ngx_http_request_t *r, ngx_uint_t lane,
     ngx_http_cms_thread_job_t *job, void *data);
+
+/*
+ * Holds a place in the lane for a job the request will queue after some
+ * I/O (a login holds one before its database lookup, so that a flood is
+ * refused before it costs queries).  Returns NGX_OK (the request's next
+ * ngx_http_cms_thread_queue() on this lane takes the place; the end of
+ * the request gives it back if it never does), NGX_BUSY when the lane is
+ * full (the caller answers 503), or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_thread_reserve(ngx_http_request_t *r,
+    ngx_uint_t lane);
 
 void ngx_http_cms_thread_stats(ngx_uint_t lane,
     ngx_http_cms_thread_stats_t *st);
