@@ -53,7 +53,8 @@ typedef struct {
 
 
 static ngx_int_t ngx_http_cms_ratelimit_start(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_t *rl);
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_t *rl,
+    ngx_http_cms_ratelimit_next_pt next);
 static ngx_int_t ngx_http_cms_ratelimit_send(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_ratelimit_done(ngx_http_request_t *r,
@@ -112,7 +113,6 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
-    rl->next = next;
     rl->headers = 1;
     rl->n = 1;
     rl->bucket[0].burst = NGX_HTTP_CMS_RL_BURST;
@@ -130,7 +130,7 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                         &ctx->principal.key_id)
                             - rl->bucket[0].key.data;
 
-    return ngx_http_cms_ratelimit_start(r, ctx, rl);
+    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
 }
 
 
@@ -148,7 +148,6 @@ ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    rl->next = next;
     first = signup ? NGX_HTTP_CMS_THROTTLE_SIGNUP_EMAIL
                    : NGX_HTTP_CMS_THROTTLE_LOGIN_EMAIL;
 
@@ -164,15 +163,16 @@ ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
         return next(r, ctx);
     }
 
-    return ngx_http_cms_ratelimit_start(r, ctx, rl);
+    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
 }
 
 
 /* the request's state moves aside while the buckets are asked */
 static ngx_int_t
 ngx_http_cms_ratelimit_start(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_http_cms_ratelimit_t *rl)
+    ngx_http_cms_ratelimit_t *rl, ngx_http_cms_ratelimit_next_pt next)
 {
+    rl->next = next;
     rl->data = ctx->data;
     ctx->data = rl;
 
