@@ -16,6 +16,7 @@
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_password.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_redis.h"
 #include "cms_password.h"
 #include "cms_validate.h"
@@ -35,11 +36,15 @@ typedef struct {
 
 static ngx_int_t ngx_http_cms_accounts_signup(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_accounts_hash(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_accounts_hashed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t ok, ngx_str_t *encoded);
 static ngx_int_t ngx_http_cms_accounts_created(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_accounts_login(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_accounts_find(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_accounts_found(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
@@ -129,7 +134,8 @@ ngx_http_cms_route_t  ngx_http_cms_accounts_routes[] = {
 };
 
 
-/* signup: validate, hash in the thread pool, insert, open a session */
+/* signup: validate, throttle, hash in the thread pool, insert, open a
+   session */
 
 static ngx_int_t
 ngx_http_cms_accounts_signup(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
@@ -141,6 +147,19 @@ ngx_http_cms_accounts_signup(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     if (rc != NGX_OK) {
         return rc;
     }
+
+    a = ctx->data;
+
+    /* before the hash: a throttled request costs no argon2 work */
+    return ngx_http_cms_ratelimit_throttle(r, ctx, 1, &a->email,
+                                           ngx_http_cms_accounts_hash);
+}
+
+
+static ngx_int_t
+ngx_http_cms_accounts_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_http_cms_account_t  *a;
 
     a = ctx->data;
 
@@ -201,7 +220,8 @@ ngx_http_cms_accounts_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* login: find, verify in the thread pool (also for unknown emails) */
+/* login: throttle, find, verify in the thread pool (also for unknown
+   emails) */
 
 static ngx_int_t
 ngx_http_cms_accounts_login(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
@@ -210,6 +230,26 @@ ngx_http_cms_accounts_login(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_http_cms_account_t  *a;
 
     rc = ngx_http_cms_accounts_read(r, ctx, 0);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    a = ctx->data;
+
+    return ngx_http_cms_ratelimit_throttle(r, ctx, 0, &a->email,
+                                           ngx_http_cms_accounts_find);
+}
+
+
+/* a place in the password queue first: a flood is refused before it
+   costs a query */
+static ngx_int_t
+ngx_http_cms_accounts_find(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t                rc;
+    ngx_http_cms_account_t  *a;
+
+    rc = ngx_http_cms_password_reserve(r);
     if (rc != NGX_OK) {
         return rc;
     }

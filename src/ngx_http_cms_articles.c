@@ -76,6 +76,8 @@ static ngx_int_t ngx_http_cms_articles_update(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_articles_write(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t create);
+static ngx_int_t ngx_http_cms_articles_sanitizing(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
 static void ngx_http_cms_articles_sanitize(void *data);
 static ngx_int_t ngx_http_cms_articles_sanitized(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
@@ -97,6 +99,13 @@ static ngx_int_t ngx_http_cms_articles_slug(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_articles_id(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *id);
 static int ngx_http_cms_articles_time_valid(const char *p, size_t len);
+
+
+/* the sanitizer in its lane: the output buffer is made when it starts */
+static ngx_http_cms_thread_job_t  ngx_http_cms_articles_sanitizer = {
+    ngx_http_cms_articles_sanitize, ngx_http_cms_articles_sanitizing,
+    ngx_http_cms_articles_sanitized
+};
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_save_sql =
@@ -551,16 +560,30 @@ ngx_http_cms_articles_write(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return ngx_http_cms_articles_save(r, ctx);
     }
 
-    /* the sanitizer's output bound, known before it runs */
+    /* at most cms_sanitize_jobs run, cms_sanitize_queue wait: 503 beyond */
+    rc = ngx_http_cms_thread_queue(r, NGX_HTTP_CMS_LANE_SANITIZE,
+                                   &ngx_http_cms_articles_sanitizer, w);
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    return rc;
+}
+
+
+/* the job's turn came: its output buffer, sized before it runs (a job
+   waiting in the queue holds only the body) */
+static ngx_int_t
+ngx_http_cms_articles_sanitizing(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data)
+{
+    ngx_http_cms_article_write_t *w = data;
+
     w->out_size = cms_sanitize_out_max(w->html_len);
     w->out = ngx_pnalloc(r->pool, w->out_size);
 
-    if (w->out == NULL) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_thread_run(r, ngx_http_cms_articles_sanitize, w,
-                                   ngx_http_cms_articles_sanitized);
+    return w->out ? NGX_OK : NGX_ERROR;
 }
 
 

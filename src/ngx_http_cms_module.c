@@ -21,6 +21,7 @@
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "cms_url.h"
+#include "ngx_http_cms_thread.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -49,6 +50,14 @@ static void ngx_http_cms_exit_process(ngx_cycle_t *cycle);
 
 static ngx_conf_num_bounds_t  ngx_http_cms_depth_bounds = {
     ngx_conf_check_num_bounds, 1, 256
+};
+
+static ngx_conf_num_bounds_t  ngx_http_cms_jobs_bounds = {
+    ngx_conf_check_num_bounds, 1, 1024
+};
+
+static ngx_conf_num_bounds_t  ngx_http_cms_queue_bounds = {
+    ngx_conf_check_num_bounds, 0, 65536
 };
 
 
@@ -116,6 +125,41 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_str_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, thread_pool),
+      NULL },
+
+    { ngx_string("cms_password_jobs"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, password_jobs),
+      &ngx_http_cms_jobs_bounds },
+
+    { ngx_string("cms_password_queue"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, password_queue),
+      &ngx_http_cms_queue_bounds },
+
+    { ngx_string("cms_sanitize_jobs"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, sanitize_jobs),
+      &ngx_http_cms_jobs_bounds },
+
+    { ngx_string("cms_sanitize_queue"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, sanitize_queue),
+      &ngx_http_cms_queue_bounds },
+
+    { ngx_string("cms_auth_throttle"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE3|NGX_CONF_TAKE4,
+      ngx_http_cms_ratelimit_throttle_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
       NULL },
 
     { ngx_string("cms_retention"),
@@ -379,6 +423,7 @@ ngx_http_cms_add_variables(ngx_conf_t *cf)
 static void *
 ngx_http_cms_create_main_conf(ngx_conf_t *cf)
 {
+    ngx_uint_t                 i;
     ngx_http_cms_main_conf_t  *mcf;
 
     mcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_main_conf_t));
@@ -408,6 +453,15 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->idem_ttl = NGX_CONF_UNSET_MSEC;
     mcf->idem_lock = NGX_CONF_UNSET_MSEC;
     mcf->events_interval = NGX_CONF_UNSET_MSEC;
+    mcf->password_jobs = NGX_CONF_UNSET_UINT;
+    mcf->password_queue = NGX_CONF_UNSET_UINT;
+    mcf->sanitize_jobs = NGX_CONF_UNSET_UINT;
+    mcf->sanitize_queue = NGX_CONF_UNSET_UINT;
+
+    for (i = 0; i < NGX_HTTP_CMS_THROTTLES; i++) {
+        mcf->throttle[i].burst = NGX_CONF_UNSET_UINT;
+        mcf->throttle[i].interval = NGX_CONF_UNSET_MSEC;
+    }
 
     return mcf;
 }
@@ -429,6 +483,12 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->ext_reload_grace, 30);
     ngx_conf_init_value(mcf->ext_rotation_grace, 86400);
     ngx_conf_init_value(mcf->ui_token_ttl, 300);
+    ngx_conf_init_uint_value(mcf->password_jobs, 0);
+    ngx_conf_init_uint_value(mcf->password_queue, 64);
+    ngx_conf_init_uint_value(mcf->sanitize_jobs, 0);
+    ngx_conf_init_uint_value(mcf->sanitize_queue, 64);
+
+    ngx_http_cms_ratelimit_throttle_init(mcf);
 
     if (mcf->ext_fetch.data == NULL) {
         ngx_str_set(&mcf->ext_fetch, "/_cms_fetch");
@@ -676,7 +736,9 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
         return NGX_ERROR;
     }
 
-    if (ngx_http_cms_ratelimit_init_process(cycle) != NGX_OK) {
+    if (ngx_http_cms_ratelimit_init_process(cycle) != NGX_OK
+        || ngx_http_cms_thread_init_process(cycle, mcf) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 

@@ -63,6 +63,23 @@ typedef enum {
 } ngx_http_cms_shape_e;
 
 
+/* the login and signup throttles (cms_auth_throttle), per action and key */
+typedef enum {
+    NGX_HTTP_CMS_THROTTLE_LOGIN_EMAIL = 0,
+    NGX_HTTP_CMS_THROTTLE_LOGIN_ADDRESS,
+    NGX_HTTP_CMS_THROTTLE_SIGNUP_EMAIL,
+    NGX_HTTP_CMS_THROTTLE_SIGNUP_ADDRESS,
+    NGX_HTTP_CMS_THROTTLES
+} ngx_http_cms_throttle_e;
+
+
+/* a GCRA bucket's setting: "burst" at once, then one every "interval" */
+typedef struct {
+    ngx_uint_t                  burst;        /* 0: off */
+    ngx_msec_t                  interval;
+} ngx_http_cms_throttle_t;
+
+
 typedef struct {
     ngx_http_cms_pg_conf_t     *pg;
     ngx_http_cms_redis_conf_t  *redis;
@@ -80,6 +97,11 @@ typedef struct {
     time_t                      ui_token_ttl;
     ngx_str_t                   thread_pool;
     ngx_thread_pool_t          *tp;
+    ngx_uint_t                  password_jobs;   /* 0: as many as CPUs */
+    ngx_uint_t                  password_queue;
+    ngx_uint_t                  sanitize_jobs;   /* 0: as many as CPUs */
+    ngx_uint_t                  sanitize_queue;
+    ngx_http_cms_throttle_t     throttle[NGX_HTTP_CMS_THROTTLES];
     time_t                      session_ttl;
     ngx_flag_t                  require_verified;
     time_t                      retention;     /* soft-deleted content */
@@ -151,6 +173,8 @@ struct ngx_http_cms_ctx_s {
     void                       *idem;          /* a claimed idempotency key */
     void                       *fused;         /* PGresult of a fused read,
                                                   during its callback only */
+    void                       *lane_hold;     /* a place held in a thread
+                                                  lane (_thread.c) */
 
     /*
      * Set by the layers above, so that the layers below never call up:

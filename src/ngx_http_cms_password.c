@@ -10,6 +10,7 @@
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_error.h"
 #include "ngx_http_cms_password.h"
 #include "ngx_http_cms_thread.h"
 #include "cms_password.h"
@@ -19,10 +20,6 @@
 
 
 typedef struct {
-    ngx_http_request_t             *request;
-    ngx_queue_t                     queue;       /* waiting for a turn */
-    unsigned                        queued:1;
-    unsigned                        running:1;
     ngx_http_cms_password_done_pt   done;
     char                           *password;     /* NUL-terminated copy */
     size_t                          len;
@@ -39,17 +36,8 @@ static ngx_http_cms_password_job_t *ngx_http_cms_password_job(
 static void ngx_http_cms_password_work(void *data);
 static ngx_int_t ngx_http_cms_password_submit(ngx_http_request_t *r,
     ngx_http_cms_password_job_t *job);
-static ngx_int_t ngx_http_cms_password_start(
-    ngx_http_cms_password_job_t *job);
-static void ngx_http_cms_password_next(void);
-static void ngx_http_cms_password_cleanup(void *data);
 static ngx_int_t ngx_http_cms_password_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
-
-
-static ngx_queue_t  ngx_http_cms_password_waiting;
-static ngx_uint_t   ngx_http_cms_password_running;
-static ngx_uint_t   ngx_http_cms_password_init;
 
 
 /* a valid hash of a random password nobody knows: the unknown-email case */
@@ -111,112 +99,45 @@ ngx_http_cms_password_verify(ngx_http_request_t *r, ngx_str_t *password,
 
 /*
  * argon2id is memory-hard (64 MiB a hash): twenty at once would thrash the
- * caches the event loop needs.  A worker runs as many as it has CPUs and
- * queues the rest, first come first served.
+ * caches the event loop needs.  The password lane runs as many as the
+ * worker has CPUs (cms_password_jobs) and keeps cms_password_queue
+ * waiting; beyond that the request is refused at once with 503 and
+ * Retry-After, so a flood of logins never makes real ones wait minutes.
  */
 static ngx_int_t
 ngx_http_cms_password_submit(ngx_http_request_t *r,
     ngx_http_cms_password_job_t *job)
 {
-    ngx_pool_cleanup_t  *cln;
-
-    if (!ngx_http_cms_password_init) {
-        ngx_queue_init(&ngx_http_cms_password_waiting);
-        ngx_http_cms_password_init = 1;
-    }
-
-    job->request = r;
-
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        return NGX_ERROR;
-    }
-
-    cln->handler = ngx_http_cms_password_cleanup;
-    cln->data = job;
-
-    if (ngx_http_cms_password_running < (ngx_uint_t) ngx_max(ngx_ncpu, 1)) {
-        return ngx_http_cms_password_start(job);
-    }
-
-    /* a client that leaves meanwhile is noticed; the cleanup unqueues it */
-    r->read_event_handler = ngx_http_test_reading;
-
-    ngx_queue_insert_tail(&ngx_http_cms_password_waiting, &job->queue);
-    job->queued = 1;
-
-    return NGX_DONE;
-}
-
-
-static ngx_int_t
-ngx_http_cms_password_start(ngx_http_cms_password_job_t *job)
-{
     ngx_int_t  rc;
 
-    rc = ngx_http_cms_thread_run(job->request, ngx_http_cms_password_work,
-                                 job, ngx_http_cms_password_done);
+    static ngx_http_cms_thread_job_t  lane_job = {
+        ngx_http_cms_password_work, NULL, ngx_http_cms_password_done
+    };
 
-    if (rc == NGX_DONE) {
-        job->running = 1;
-        ngx_http_cms_password_running++;
+    rc = ngx_http_cms_thread_queue(r, NGX_HTTP_CMS_LANE_PASSWORD, &lane_job,
+                                   job);
+
+    if (rc == NGX_BUSY) {
+        ngx_explicit_memzero(job->password, job->len);
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
     }
 
     return rc;
 }
 
 
-/* a turn ended: the next waiting job starts */
-static void
-ngx_http_cms_password_next(void)
+ngx_int_t
+ngx_http_cms_password_reserve(ngx_http_request_t *r)
 {
-    ngx_queue_t                  *q;
-    ngx_connection_t             *c;
-    ngx_http_request_t           *r;
-    ngx_http_cms_ctx_t           *ctx;
-    ngx_http_cms_password_job_t  *job;
+    ngx_int_t  rc;
 
-    while (!ngx_queue_empty(&ngx_http_cms_password_waiting)
-           && ngx_http_cms_password_running
-              < (ngx_uint_t) ngx_max(ngx_ncpu, 1))
-    {
-        q = ngx_queue_head(&ngx_http_cms_password_waiting);
-        ngx_queue_remove(q);
+    rc = ngx_http_cms_thread_reserve(r, NGX_HTTP_CMS_LANE_PASSWORD);
 
-        job = ngx_queue_data(q, ngx_http_cms_password_job_t, queue);
-        job->queued = 0;
-
-        if (ngx_http_cms_password_start(job) == NGX_DONE) {
-            continue;
-        }
-
-        r = job->request;
-        c = r->connection;
-
-        ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
-        ctx->finish(r, NGX_ERROR);
-        ngx_http_run_posted_requests(c);
-    }
-}
-
-
-/* the request ends: a waiting job leaves the queue, a running one (its
-   client gone) gives its turn back */
-static void
-ngx_http_cms_password_cleanup(void *data)
-{
-    ngx_http_cms_password_job_t *job = data;
-
-    if (job->queued) {
-        ngx_queue_remove(&job->queue);
-        job->queued = 0;
+    if (rc == NGX_BUSY) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
     }
 
-    if (job->running) {
-        job->running = 0;
-        ngx_http_cms_password_running--;
-        ngx_http_cms_password_next();
-    }
+    return rc;
 }
 
 
@@ -271,12 +192,6 @@ ngx_http_cms_password_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_password_job_t *job = data;
 
     ngx_str_t  encoded;
-
-    if (job->running) {
-        job->running = 0;
-        ngx_http_cms_password_running--;
-        ngx_http_cms_password_next();
-    }
 
     ngx_explicit_memzero(job->password, job->len);
 

@@ -25,15 +25,25 @@ typedef ngx_int_t (*ngx_http_cms_password_done_pt)(ngx_http_request_t *r,
 
 /*
  * Hashes "password" with a fresh salt in the thread pool.  Returns NGX_DONE
- * (done() follows) or NGX_ERROR.
+ * (done() follows), NGX_ERROR, or 503 service_unavailable recorded when
+ * the worker's password queue is full (cms_password_queue).
  */
 ngx_int_t ngx_http_cms_password_hash(ngx_http_request_t *r,
     ngx_str_t *password, ngx_http_cms_password_done_pt done);
 
 /*
+ * Holds a place in the worker's password queue for a check that follows
+ * some I/O (a login's lookup), so that a flood is refused before it costs
+ * queries.  Returns NGX_OK, NGX_ERROR, or 503 service_unavailable
+ * recorded when the queue is full.
+ */
+ngx_int_t ngx_http_cms_password_reserve(ngx_http_request_t *r);
+
+/*
  * Checks "password" against "encoded" in the thread pool; with "encoded"
  * NULL it checks against a fixed dummy hash, so that an unknown email
- * costs the same time as a wrong password.  Returns NGX_DONE or NGX_ERROR.
+ * costs the same time as a wrong password.  Returns what
+ * ngx_http_cms_password_hash() does.
  */
 ngx_int_t ngx_http_cms_password_verify(ngx_http_request_t *r,
     ngx_str_t *password, ngx_str_t *encoded,

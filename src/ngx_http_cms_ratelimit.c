@@ -1,12 +1,16 @@
 
 /*
- * GCRA rate limiting (burst 120, one token per 500 ms) per extension key.
+ * GCRA rate limiting: the extension surface's limit (burst 120, one token
+ * per 500 ms, per extension key) and the login and signup throttles (per
+ * client address and per email, cms_auth_throttle).
  *
- * The bucket lives in Redis, updated by one Lua script using Redis TIME,
- * so it is exact across workers and hosts.  The script is sent with
- * EVALSHA, and with EVAL when Redis answers NOSCRIPT (which also caches it
- * again).  If Redis cannot be asked, each worker limits on its own with
- * the same maths (src/lib/cms_gcra.c) rather than refuse traffic.
+ * Each bucket lives in Redis, updated by one Lua script using Redis TIME,
+ * so it is exact across workers and hosts; a request's buckets go in one
+ * pipeline.  The script is sent with EVALSHA, and with EVAL when Redis
+ * answers NOSCRIPT (which also caches it again).  If Redis cannot be
+ * asked, each worker limits on its own with the same maths
+ * (src/lib/cms_gcra.c) in a keyed table, rather than refuse traffic or
+ * let it all through.
  */
 
 
@@ -15,6 +19,7 @@
 #include <ngx_http.h>
 #include <openssl/sha.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_ratelimit.h"
@@ -25,37 +30,61 @@
 
 #define NGX_HTTP_CMS_RL_BURST          120
 #define NGX_HTTP_CMS_RL_INTERVAL       500
-#define NGX_HTTP_CMS_RL_FALLBACK       1024
+#define NGX_HTTP_CMS_RL_FALLBACK       (512 * CMS_GCRA_WAYS)
+#define NGX_HTTP_CMS_RL_BUCKETS        2
+#define NGX_HTTP_CMS_RL_KEY_MAX        64
+
+
+typedef struct {
+    ngx_str_t                       key;       /* Redis key, hash tag */
+    ngx_uint_t                      burst;
+    ngx_msec_t                      interval;
+} ngx_http_cms_ratelimit_bucket_t;
 
 
 typedef struct {
     ngx_http_cms_ratelimit_next_pt  next;
-    ngx_uint_t                      eval;      /* NOSCRIPT seen: EVAL */
+    void                           *data;      /* ctx->data before */
+    ngx_http_cms_ratelimit_bucket_t bucket[NGX_HTTP_CMS_RL_BUCKETS];
+    ngx_uint_t                      n;
+    unsigned                        eval:1;    /* NOSCRIPT seen: EVAL */
+    unsigned                        headers:1; /* RateLimit headers */
 } ngx_http_cms_ratelimit_t;
 
 
-/* the fallback's buckets: a small table per worker, by key hash */
-typedef struct {
-    uint32_t                        hash;
-    cms_gcra_state_t                state;
-} ngx_http_cms_ratelimit_slot_t;
-
-
+static ngx_int_t ngx_http_cms_ratelimit_start(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_t *rl,
+    ngx_http_cms_ratelimit_next_pt next);
 static ngx_int_t ngx_http_cms_ratelimit_send(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_ratelimit_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
-static ngx_int_t ngx_http_cms_ratelimit_local(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, cms_gcra_result_t *res);
+static ngx_uint_t ngx_http_cms_ratelimit_reply(redisReply *rp,
+    cms_gcra_result_t *res);
+static void ngx_http_cms_ratelimit_local(ngx_http_cms_ratelimit_bucket_t *b,
+    cms_gcra_result_t *res);
+static void ngx_http_cms_ratelimit_merge(cms_gcra_result_t *all,
+    cms_gcra_result_t *res, ngx_uint_t i);
 static ngx_int_t ngx_http_cms_ratelimit_apply(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, cms_gcra_result_t *res);
+static ngx_int_t ngx_http_cms_ratelimit_headers(ngx_http_request_t *r,
+    cms_gcra_result_t *res);
+static ngx_int_t ngx_http_cms_ratelimit_bucket(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_t *rl, ngx_uint_t which, ngx_str_t *who);
+static ngx_int_t ngx_http_cms_ratelimit_address(ngx_http_request_t *r,
+    ngx_str_t *who);
+static ngx_int_t ngx_http_cms_ratelimit_email(ngx_http_request_t *r,
+    ngx_str_t *email, ngx_str_t *who);
+static ngx_int_t ngx_http_cms_ratelimit_rate(ngx_str_t *v,
+    ngx_msec_t *period);
 
 
 static char  ngx_http_cms_ratelimit_lua[] = CMS_GCRA_LUA;
 static char  ngx_http_cms_ratelimit_sha[SHA_DIGEST_LENGTH * 2];
 
-static ngx_http_cms_ratelimit_slot_t
-    ngx_http_cms_ratelimit_slots[NGX_HTTP_CMS_RL_FALLBACK];
+/* the fallback's buckets, and the salt of their keys' hash, per worker */
+static cms_gcra_slot_t  ngx_http_cms_ratelimit_slots[NGX_HTTP_CMS_RL_FALLBACK];
+static u_char           ngx_http_cms_ratelimit_salt[16];
 
 
 ngx_int_t
@@ -67,7 +96,9 @@ ngx_http_cms_ratelimit_init_process(ngx_cycle_t *cycle)
          sizeof(ngx_http_cms_ratelimit_lua) - 1, md);
     cms_hex_encode(md, sizeof(md), ngx_http_cms_ratelimit_sha);
 
-    return NGX_OK;
+    /* nobody outside can aim keys at one set of the fallback table */
+    return ngx_http_cms_crypto_random(ngx_http_cms_ratelimit_salt,
+                                      sizeof(ngx_http_cms_ratelimit_salt));
 }
 
 
@@ -82,31 +113,92 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
+    rl->headers = 1;
+    rl->n = 1;
+    rl->bucket[0].burst = NGX_HTTP_CMS_RL_BURST;
+    rl->bucket[0].interval = NGX_HTTP_CMS_RL_INTERVAL;
+
+    /* the hash tag keeps a key's bucket on one cluster slot */
+    rl->bucket[0].key.data = ngx_pnalloc(r->pool,
+                                         ctx->principal.key_id.len + 16);
+    if (rl->bucket[0].key.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    rl->bucket[0].key.len = ngx_sprintf(rl->bucket[0].key.data,
+                                        "cms:rl:{%V}",
+                                        &ctx->principal.key_id)
+                            - rl->bucket[0].key.data;
+
+    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
+}
+
+
+ngx_int_t
+ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t signup, ngx_str_t *email,
+    ngx_http_cms_ratelimit_next_pt next)
+{
+    ngx_str_t                  who;
+    ngx_uint_t                 first;
+    ngx_http_cms_ratelimit_t  *rl;
+
+    rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
+    if (rl == NULL) {
+        return NGX_ERROR;
+    }
+
+    first = signup ? NGX_HTTP_CMS_THROTTLE_SIGNUP_EMAIL
+                   : NGX_HTTP_CMS_THROTTLE_LOGIN_EMAIL;
+
+    if (ngx_http_cms_ratelimit_address(r, &who) != NGX_OK
+        || ngx_http_cms_ratelimit_bucket(r, rl, first + 1, &who) != NGX_OK
+        || ngx_http_cms_ratelimit_email(r, email, &who) != NGX_OK
+        || ngx_http_cms_ratelimit_bucket(r, rl, first, &who) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (rl->n == 0) {
+        return next(r, ctx);
+    }
+
+    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
+}
+
+
+/* the request's state moves aside while the buckets are asked */
+static ngx_int_t
+ngx_http_cms_ratelimit_start(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_ratelimit_t *rl, ngx_http_cms_ratelimit_next_pt next)
+{
     rl->next = next;
+    rl->data = ctx->data;
     ctx->data = rl;
 
     return ngx_http_cms_ratelimit_send(r, ctx);
 }
 
 
-/* long: the script's arguments, one per bucket setting */
+/* one EVALSHA (or EVAL) a bucket, in one pipeline */
+/* long: the script's six arguments, per bucket */
 static ngx_int_t
 ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    u_char                     *key;
+    u_char                     *p;
     size_t                      len[6];
     ngx_int_t                   rc;
+    ngx_uint_t                  i;
     const char                 *argv[6];
-    cms_gcra_result_t           res;
     ngx_http_cms_ratelimit_t   *rl;
     ngx_http_cms_redis_cmds_t  *cmds;
 
     rl = ctx->data;
 
     cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
-    key = ngx_pnalloc(r->pool, ctx->principal.key_id.len + 16);
+    p = ngx_pnalloc(r->pool, rl->n * 2 * NGX_INT_T_LEN);
 
-    if (cmds == NULL || key == NULL) {
+    if (cmds == NULL || p == NULL) {
         return NGX_ERROR;
     }
 
@@ -119,16 +211,20 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     argv[2] = "1";
     len[2] = 1;
 
-    /* the hash tag keeps a key's bucket on one cluster slot */
-    argv[3] = (char *) key;
-    len[3] = ngx_sprintf(key, "cms:rl:{%V}", &ctx->principal.key_id) - key;
-    argv[4] = "120";
-    len[4] = 3;
-    argv[5] = "500";
-    len[5] = 3;
+    for (i = 0; i < rl->n; i++) {
+        argv[3] = (char *) rl->bucket[i].key.data;
+        len[3] = rl->bucket[i].key.len;
+        argv[4] = (char *) p;
+        len[4] = ngx_sprintf(p, "%ui", rl->bucket[i].burst) - p;
+        p += len[4];
+        argv[5] = (char *) p;
+        len[5] = ngx_sprintf(p, "%M", rl->bucket[i].interval) - p;
+        p += len[5];
 
-    if (ngx_http_cms_redis_append(r->pool, cmds, 6, argv, len) != NGX_OK) {
-        return NGX_ERROR;
+        if (ngx_http_cms_redis_append(r->pool, cmds, 6, argv, len) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
     }
 
     rc = ngx_http_cms_redis_run(r, cmds, ngx_http_cms_ratelimit_done);
@@ -140,84 +236,137 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     /* Redis cannot be asked at all: the worker's own limit */
     ctx->has_err = 0;
 
-    if (ngx_http_cms_ratelimit_local(r, ctx, &res) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_ratelimit_apply(r, ctx, &res);
+    return ngx_http_cms_ratelimit_done(r, ctx, NULL, 0);
 }
 
 
+/* the replies in bucket order; NULL when Redis could not be asked */
 static ngx_int_t
 ngx_http_cms_ratelimit_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     redisReply **replies, ngx_uint_t n)
 {
+    ngx_uint_t                 i;
     redisReply                *rp;
-    cms_gcra_result_t          res;
+    cms_gcra_result_t          res, all;
     ngx_http_cms_ratelimit_t  *rl;
 
     rl = ctx->data;
-    rp = replies ? replies[0] : NULL;
+    ngx_memzero(&all, sizeof(cms_gcra_result_t));
 
-    if (rp != NULL && rp->type == REDIS_REPLY_ERROR && !rl->eval
-        && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0)
-    {
-        rl->eval = 1;
-        return ngx_http_cms_ratelimit_send(r, ctx);
+    for (i = 0; replies != NULL && !rl->eval && i < n; i++) {
+        rp = replies[i];
+
+        if (rp->type == REDIS_REPLY_ERROR
+            && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0)
+        {
+            rl->eval = 1;
+            return ngx_http_cms_ratelimit_send(r, ctx);
+        }
     }
 
-    if (rp == NULL || rp->type != REDIS_REPLY_ARRAY || rp->elements != 4
-        || rp->element[0]->type != REDIS_REPLY_INTEGER)
-    {
-        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                      "cms: rate limit falls back to this worker: %s",
-                      rp && rp->type == REDIS_REPLY_ERROR ? rp->str
-                                                          : "no answer");
+    for (i = 0; i < rl->n; i++) {
+        rp = (replies != NULL && i < n) ? replies[i] : NULL;
 
-        if (ngx_http_cms_ratelimit_local(r, ctx, &res) != NGX_OK) {
-            return NGX_ERROR;
+        if (!ngx_http_cms_ratelimit_reply(rp, &res)) {
+            ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                          "cms: rate limit falls back to this worker: %s",
+                          rp && rp->type == REDIS_REPLY_ERROR ? rp->str
+                                                              : "no answer");
+
+            ngx_http_cms_ratelimit_local(&rl->bucket[i], &res);
         }
 
-        return ngx_http_cms_ratelimit_apply(r, ctx, &res);
+        ngx_http_cms_ratelimit_merge(&all, &res, i);
     }
 
-    res.allowed = (int) rp->element[0]->integer;
-    res.remaining = rp->element[1]->integer;
-    res.retry_after_ms = rp->element[2]->integer;
-    res.reset_after_ms = rp->element[3]->integer;
-
-    return ngx_http_cms_ratelimit_apply(r, ctx, &res);
+    return ngx_http_cms_ratelimit_apply(r, ctx, &all);
 }
 
 
-/* the per-worker fallback; a hash collision shares a bucket, erring safe */
-static ngx_int_t
-ngx_http_cms_ratelimit_local(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+/* the script's { allowed, remaining, retry_after, reset_after }; 0 when
+   the reply is something else */
+static ngx_uint_t
+ngx_http_cms_ratelimit_reply(redisReply *rp, cms_gcra_result_t *res)
+{
+    ngx_uint_t  i;
+
+    if (rp == NULL || rp->type != REDIS_REPLY_ARRAY || rp->elements != 4) {
+        return 0;
+    }
+
+    for (i = 0; i < 4; i++) {
+        if (rp->element[i]->type != REDIS_REPLY_INTEGER) {
+            return 0;
+        }
+    }
+
+    res->allowed = (int) rp->element[0]->integer;
+    res->remaining = rp->element[1]->integer;
+    res->retry_after_ms = rp->element[2]->integer;
+    res->reset_after_ms = rp->element[3]->integer;
+
+    return 1;
+}
+
+
+/*
+ * The per-worker fallback: a keyed table (see cms_gcra_table_check()), the
+ * keys hashed with this worker's salt; a collision never resets a bucket.
+ */
+static void
+ngx_http_cms_ratelimit_local(ngx_http_cms_ratelimit_bucket_t *b,
     cms_gcra_result_t *res)
 {
-    uint32_t                        hash;
-    ngx_time_t                     *tp;
-    ngx_http_cms_ratelimit_slot_t  *slot;
+    u_char       hex[64];
+    uint64_t     key;
+    ngx_str_t    parts[2];
+    ngx_uint_t   i;
+    ngx_time_t  *tp;
 
-    hash = ngx_crc32_short(ctx->principal.key_id.data,
-                           ctx->principal.key_id.len);
-    slot = &ngx_http_cms_ratelimit_slots[hash % NGX_HTTP_CMS_RL_FALLBACK];
+    parts[0].data = ngx_http_cms_ratelimit_salt;
+    parts[0].len = sizeof(ngx_http_cms_ratelimit_salt);
+    parts[1] = b->key;
 
-    if (slot->hash != hash) {
-        slot->hash = hash;
-        slot->state.tat_ms = 0;
+    key = 0;
+
+    if (ngx_http_cms_crypto_sha256_hex(parts, 2, hex) == NGX_OK) {
+        for (i = 0; i < 16; i++) {
+            key = key << 4 | (uint64_t) ngx_hextoi(&hex[i], 1);
+        }
+
+    } else {
+        /* OpenSSL failed: unsalted, still a bucket per key mostly */
+        key = ngx_crc32_short(b->key.data, b->key.len);
     }
 
     tp = ngx_timeofday();
 
-    cms_gcra_check(&slot->state, (int64_t) tp->sec * 1000 + tp->msec,
-                   NGX_HTTP_CMS_RL_BURST, NGX_HTTP_CMS_RL_INTERVAL, res);
-
-    return NGX_OK;
+    cms_gcra_table_check(ngx_http_cms_ratelimit_slots,
+                         NGX_HTTP_CMS_RL_FALLBACK, key,
+                         (int64_t) tp->sec * 1000 + tp->msec,
+                         (int64_t) b->burst, (int64_t) b->interval, res);
 }
 
 
-/* the headers every answer carries, then next() or 429 */
+/* several buckets answer as the strictest: refused by any, the longest
+   wait, the fewest remaining; the first one ("i" 0) as it is */
+static void
+ngx_http_cms_ratelimit_merge(cms_gcra_result_t *all, cms_gcra_result_t *res,
+    ngx_uint_t i)
+{
+    if (i == 0) {
+        *all = *res;
+        return;
+    }
+
+    all->allowed = all->allowed && res->allowed;
+    all->remaining = ngx_min(all->remaining, res->remaining);
+    all->retry_after_ms = ngx_max(all->retry_after_ms, res->retry_after_ms);
+    all->reset_after_ms = ngx_max(all->reset_after_ms, res->reset_after_ms);
+}
+
+
+/* next() or 429; the extension surface's answers carry its headers */
 static ngx_int_t
 ngx_http_cms_ratelimit_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     cms_gcra_result_t *res)
@@ -225,28 +374,12 @@ ngx_http_cms_ratelimit_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t                  v;
     ngx_http_cms_ratelimit_t  *rl;
 
-    static ngx_str_t  policy_name = ngx_string("RateLimit-Policy");
-    static ngx_str_t  policy = ngx_string("\"default\";q=120;w=60");
-    static ngx_str_t  limit_name = ngx_string("RateLimit");
     static ngx_str_t  retry_name = ngx_string("Retry-After");
 
     rl = ctx->data;
-    ctx->data = NULL;
+    ctx->data = rl->data;
 
-    v.data = ngx_pnalloc(r->pool, 64);
-    if (v.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    v.len = ngx_sprintf(v.data, "\"default\";r=%L;t=%L",
-                        (int64_t) ngx_max(res->remaining, 0),
-                        (int64_t) (ngx_max(res->reset_after_ms, 0) + 999)
-                        / 1000)
-            - v.data;
-
-    if (ngx_http_cms_header_add(r, &policy_name, &policy) != NGX_OK
-        || ngx_http_cms_header_add(r, &limit_name, &v) != NGX_OK)
-    {
+    if (rl->headers && ngx_http_cms_ratelimit_headers(r, res) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -270,4 +403,304 @@ ngx_http_cms_ratelimit_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_RATE_LIMITED, NULL);
+}
+
+
+/* RateLimit-Policy and RateLimit (IETF draft) */
+static ngx_int_t
+ngx_http_cms_ratelimit_headers(ngx_http_request_t *r, cms_gcra_result_t *res)
+{
+    ngx_str_t  v;
+
+    static ngx_str_t  policy_name = ngx_string("RateLimit-Policy");
+    static ngx_str_t  policy = ngx_string("\"default\";q=120;w=60");
+    static ngx_str_t  limit_name = ngx_string("RateLimit");
+
+    v.data = ngx_pnalloc(r->pool, 64);
+    if (v.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    v.len = ngx_sprintf(v.data, "\"default\";r=%L;t=%L",
+                        (int64_t) ngx_max(res->remaining, 0),
+                        (int64_t) (ngx_max(res->reset_after_ms, 0) + 999)
+                        / 1000)
+            - v.data;
+
+    if (ngx_http_cms_header_add(r, &policy_name, &policy) != NGX_OK
+        || ngx_http_cms_header_add(r, &limit_name, &v) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* adds the bucket of throttle "which" for "who", unless it is off */
+static ngx_int_t
+ngx_http_cms_ratelimit_bucket(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_t *rl, ngx_uint_t which, ngx_str_t *who)
+{
+    ngx_http_cms_throttle_t          *th;
+    ngx_http_cms_main_conf_t         *mcf;
+    ngx_http_cms_ratelimit_bucket_t  *b;
+
+    static const char  *names[] = { "login:e", "login:a", "signup:e",
+                                    "signup:a" };
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+    th = &mcf->throttle[which];
+
+    if (th->burst == 0) {
+        return NGX_OK;
+    }
+
+    b = &rl->bucket[rl->n++];
+    b->burst = th->burst;
+    b->interval = th->interval;
+
+    b->key.data = ngx_pnalloc(r->pool, NGX_HTTP_CMS_RL_KEY_MAX + 16);
+    if (b->key.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->key.len = ngx_snprintf(b->key.data, NGX_HTTP_CMS_RL_KEY_MAX + 16,
+                              "cms:th:{%s:%V}", names[which], who)
+                 - b->key.data;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The client's address as nginx has it (after the realip module, when it
+ * is set up): IPv4 whole, IPv6 by its /64 (one subscriber's network; an
+ * IPv4-mapped address as IPv4), in hex.
+ */
+static ngx_int_t
+ngx_http_cms_ratelimit_address(ngx_http_request_t *r, ngx_str_t *who)
+{
+    u_char               *a;
+    size_t                n;
+    struct sockaddr      *sa;
+    struct sockaddr_in   *sin;
+#if (NGX_HAVE_INET6)
+    struct sockaddr_in6  *sin6;
+#endif
+
+    sa = r->connection->sockaddr;
+    a = NULL;
+    n = 0;
+
+    if (sa->sa_family == AF_INET) {
+        sin = (struct sockaddr_in *) sa;
+        a = (u_char *) &sin->sin_addr;
+        n = 4;
+    }
+
+#if (NGX_HAVE_INET6)
+    if (sa->sa_family == AF_INET6) {
+        sin6 = (struct sockaddr_in6 *) sa;
+        a = sin6->sin6_addr.s6_addr;
+        n = 8;
+
+        if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+            a += 12;
+            n = 4;
+        }
+    }
+#endif
+
+    if (a == NULL) {
+        /* a unix socket: every client is the same one */
+        ngx_str_set(who, "local");
+        return NGX_OK;
+    }
+
+    who->data = ngx_pnalloc(r->pool, 2 * n + 2);
+    if (who->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    who->len = ngx_hex_dump(ngx_cpymem(who->data, n == 4 ? "4-" : "6-", 2),
+                            a, n)
+               - who->data;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The email as a keyed SHA-256 (the key peppered from cms_secret), lower
+ * case, 32 hex: Redis never holds the address itself.
+ */
+static ngx_int_t
+ngx_http_cms_ratelimit_email(ngx_http_request_t *r, ngx_str_t *email,
+    ngx_str_t *who)
+{
+    u_char                    *hex;
+    ngx_str_t                  parts[3];
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    hex = ngx_pnalloc(r->pool, 64);
+    parts[2].data = ngx_pnalloc(r->pool, email->len);
+
+    if (hex == NULL || parts[2].data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_strlow(parts[2].data, email->data, email->len);
+    parts[2].len = email->len;
+
+    parts[0].data = mcf->api_pepper;
+    parts[0].len = sizeof(mcf->api_pepper);
+    ngx_str_set(&parts[1], "cms throttle email v1:");
+
+    if (ngx_http_cms_crypto_sha256_hex(parts, 3, hex) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    who->data = hex;
+    who->len = 32;
+
+    return NGX_OK;
+}
+
+
+/*
+ * "cms_auth_throttle login|signup email|address <rate>|off [burst=<n>]":
+ * the rate as nginx writes it ("10r/m"; r/s, r/m and r/h), the burst by
+ * default as many as the rate's count (10r/m: ten at once, then one
+ * every 6 s).
+ */
+/* long: the directive's words, each checked in turn */
+char *
+ngx_http_cms_ratelimit_throttle_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_int_t                 n, burst;
+    ngx_str_t                *value;
+    ngx_uint_t                which;
+    ngx_msec_t                period;
+    ngx_http_cms_throttle_t  *th;
+
+    value = cf->args->elts;
+
+    if (ngx_strcmp(value[1].data, "login") == 0) {
+        which = NGX_HTTP_CMS_THROTTLE_LOGIN_EMAIL;
+
+    } else if (ngx_strcmp(value[1].data, "signup") == 0) {
+        which = NGX_HTTP_CMS_THROTTLE_SIGNUP_EMAIL;
+
+    } else {
+        return "takes \"login\" or \"signup\" first";
+    }
+
+    if (ngx_strcmp(value[2].data, "address") == 0) {
+        which++;
+
+    } else if (ngx_strcmp(value[2].data, "email") != 0) {
+        return "takes \"email\" or \"address\" second";
+    }
+
+    th = &mcf->throttle[which];
+
+    if (th->interval != NGX_CONF_UNSET_MSEC) {
+        return "is duplicate";
+    }
+
+    if (ngx_strcmp(value[3].data, "off") == 0 && cf->args->nelts == 4) {
+        th->burst = 0;
+        th->interval = 0;
+        return NGX_CONF_OK;
+    }
+
+    n = ngx_http_cms_ratelimit_rate(&value[3], &period);
+
+    if (n == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid rate \"%V\" (e.g. 10r/m, at most "
+                           "1000r/s)", &value[3]);
+        return NGX_CONF_ERROR;
+    }
+
+    burst = n;
+
+    if (cf->args->nelts == 5) {
+        burst = NGX_ERROR;
+
+        if (value[4].len > 6
+            && ngx_strncmp(value[4].data, "burst=", 6) == 0)
+        {
+            burst = ngx_atoi(value[4].data + 6, value[4].len - 6);
+        }
+
+        if (burst <= 0 || burst > CMS_GCRA_BURST_MAX) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid burst \"%V\"", &value[4]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    th->burst = (ngx_uint_t) burst;
+    th->interval = period / (ngx_msec_t) n;
+
+    return NGX_CONF_OK;
+}
+
+
+void
+ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf)
+{
+    ngx_uint_t  i;
+
+    /* README.md, "Login and signup throttles": why these */
+    static ngx_http_cms_throttle_t  defaults[] = {
+        { 10, 60 * 1000 / 10 },           /* login email: 10r/m */
+        { 30, 60 * 1000 / 30 },           /* login address: 30r/m */
+        { 5, 3600 * 1000 / 5 },           /* signup email: 5r/h */
+        { 10, 3600 * 1000 / 10 }          /* signup address: 10r/h */
+    };
+
+    for (i = 0; i < NGX_HTTP_CMS_THROTTLES; i++) {
+        if (mcf->throttle[i].interval == NGX_CONF_UNSET_MSEC) {
+            mcf->throttle[i] = defaults[i];
+        }
+    }
+}
+
+
+/* "<n>r/s", "r/m" or "r/h": n, and the period in ms; NGX_ERROR when it
+   is none of these or faster than one a ms */
+static ngx_int_t
+ngx_http_cms_ratelimit_rate(ngx_str_t *v, ngx_msec_t *period)
+{
+    u_char     *last;
+    ngx_int_t   n;
+
+    last = v->data + v->len;
+    *period = 0;
+
+    if (v->len > 3 && last[-3] == 'r' && last[-2] == '/') {
+        *period = last[-1] == 's' ? 1000
+                  : last[-1] == 'm' ? 60 * 1000
+                  : last[-1] == 'h' ? 3600 * 1000 : 0;
+    }
+
+    if (*period == 0) {
+        return NGX_ERROR;
+    }
+
+    n = ngx_atoi(v->data, v->len - 3);
+
+    if (n <= 0 || (ngx_msec_t) n > *period) {
+        return NGX_ERROR;
+    }
+
+    return n;
 }

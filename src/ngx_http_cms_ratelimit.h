@@ -1,8 +1,9 @@
 
 /*
- * The extension surface's rate limit: GCRA in one Redis Lua script, per
- * key, exact across workers and hosts; a per-worker fallback when Redis
- * cannot be asked.
+ * Rate limits: GCRA in one Redis Lua script per bucket, exact across
+ * workers and hosts; a per-worker fallback when Redis cannot be asked.
+ * The extension surface's limit per key, and the login and signup
+ * throttles per client address and per email.
  */
 
 
@@ -30,7 +31,26 @@ typedef ngx_int_t (*ngx_http_cms_ratelimit_next_pt)(ngx_http_request_t *r,
 ngx_int_t ngx_http_cms_ratelimit_check(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_next_pt next);
 
-/* SHA-1 of the script, for EVALSHA; once per worker. */
+/*
+ * The login or signup throttle ("signup" 0 or 1): counts the request
+ * against the buckets of the client's address and of "email" (the ones
+ * cms_auth_throttle leaves on) and runs next() when both allow it, else
+ * 429 rate_limited with Retry-After.  ctx->data is the caller's again
+ * when next() runs.  Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t signup, ngx_str_t *email,
+    ngx_http_cms_ratelimit_next_pt next);
+
+/* "cms_auth_throttle" directive */
+char *ngx_http_cms_ratelimit_throttle_conf(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+
+/* the throttles' defaults, where no cms_auth_throttle set them */
+void ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf);
+
+/* SHA-1 of the script, for EVALSHA, and the fallback's salt; once per
+   worker.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_ratelimit_init_process(ngx_cycle_t *cycle);
 
 

@@ -1,8 +1,8 @@
 
 /*
  * Routes for the test suite only, under /v1/_test, answered only with
- * "cms_test_routes on" (off by default): a slow query, pool counters, a
- * body echo and a Redis read.
+ * "cms_test_routes on" (off by default): a slow query, pool and thread
+ * lane counters, a body echo and a Redis read.
  */
 
 
@@ -16,6 +16,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_auth.h"
 
@@ -24,6 +25,7 @@ static ngx_int_t ngx_http_cms_testing_sleep(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_slept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static json_t *ngx_http_cms_testing_lane(ngx_uint_t lane);
 static ngx_int_t ngx_http_cms_testing_pool(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_echo(ngx_http_request_t *r,
@@ -133,6 +135,25 @@ ngx_http_cms_testing_stats(ngx_http_cms_pool_stats_t *st)
 }
 
 
+static json_t *
+ngx_http_cms_testing_lane(ngx_uint_t lane)
+{
+    ngx_http_cms_thread_stats_t  st;
+
+    ngx_http_cms_thread_stats(lane, &st);
+
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                     "jobs", (json_int_t) st.jobs,
+                     "queue", (json_int_t) st.queue,
+                     "running", (json_int_t) st.running,
+                     "queued", (json_int_t) st.queued,
+                     "held", (json_int_t) st.held,
+                     "started", (json_int_t) st.started,
+                     "refused", (json_int_t) st.refused);
+}
+
+
+/* the worker's pools and thread lanes, with their counters */
 static ngx_int_t
 ngx_http_cms_testing_pool(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
@@ -142,8 +163,13 @@ ngx_http_cms_testing_pool(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_http_cms_pg_stats(&pg);
     ngx_http_cms_redis_stats(&redis);
 
-    json = json_pack("{s:o, s:o}", "pg", ngx_http_cms_testing_stats(&pg),
-                     "redis", ngx_http_cms_testing_stats(&redis));
+    json = json_pack("{s:o, s:o, s:o, s:o}",
+                     "pg", ngx_http_cms_testing_stats(&pg),
+                     "redis", ngx_http_cms_testing_stats(&redis),
+                     "password",
+                     ngx_http_cms_testing_lane(NGX_HTTP_CMS_LANE_PASSWORD),
+                     "sanitizer",
+                     ngx_http_cms_testing_lane(NGX_HTTP_CMS_LANE_SANITIZE));
 
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
         return NGX_ERROR;

@@ -91,6 +91,48 @@ my @cases = (
         ['0177.0.0.1', qr/IP address/],
         ['registry.example.com:0', qr/port/],
         ['registry_example.com', qr/host/]),
+
+    # thread lanes: jobs 1 .. 1024, queue 0 .. 65536, http level only
+    ['cms_password_jobs/_queue and cms_sanitize_jobs/_queue',
+     { http_config => "cms_password_jobs 4;\ncms_password_queue 0;\n"
+                      . "cms_sanitize_jobs 1;\ncms_sanitize_queue 65536;" }, 'ok'],
+    ['cms_password_jobs 0', { http_config => 'cms_password_jobs 0;' }, 'fail'],
+    ['cms_password_queue -1', { http_config => 'cms_password_queue -1;' }, 'fail'],
+    ['cms_sanitize_jobs abc', { http_config => 'cms_sanitize_jobs abc;' }, 'fail'],
+    ['cms_sanitize_queue 65537', { http_config => 'cms_sanitize_queue 65537;' }, 'fail'],
+    ['cms_password_queue in a server', { config => 'cms_password_queue 8;' }, 'fail'],
+
+    # cms_auth_throttle: the shipped limits when omitted; each of the four at most once
+    ['no cms_auth_throttle (the shipped limits)', { throttle => '' }, 'ok'],
+    ['cms_auth_throttle, all four, with and without burst, and off',
+     { throttle => "cms_auth_throttle login email 10r/m burst=10;\n"
+                   . "cms_auth_throttle login address 1000r/s;\n"
+                   . "cms_auth_throttle signup email off;\n"
+                   . "cms_auth_throttle signup address 1r/h burst=1;" }, 'ok'],
+    ['cms_auth_throttle twice for one bucket',
+     { throttle => "cms_auth_throttle login email 10r/m;\ncms_auth_throttle login email 20r/m;" },
+     'fail', qr/duplicate/],
+    ['cms_auth_throttle logout email', { throttle => 'cms_auth_throttle logout email 1r/s;' },
+     'fail', qr/login.*signup/],
+    ['cms_auth_throttle login user', { throttle => 'cms_auth_throttle login user 1r/s;' },
+     'fail', qr/email.*address/],
+    ['cms_auth_throttle rate 10/m', { throttle => 'cms_auth_throttle login email 10/m;' },
+     'fail', qr/invalid rate/],
+    ['cms_auth_throttle rate 0r/m', { throttle => 'cms_auth_throttle login email 0r/m;' },
+     'fail', qr/invalid rate/],
+    ['cms_auth_throttle rate 10r/d', { throttle => 'cms_auth_throttle login email 10r/d;' },
+     'fail', qr/invalid rate/],
+    ['cms_auth_throttle faster than one a ms', { throttle => 'cms_auth_throttle login email 1001r/s;' },
+     'fail', qr/invalid rate/],
+    ['cms_auth_throttle rate r/s', { throttle => 'cms_auth_throttle login email r/s;' },
+     'fail', qr/invalid rate/],
+    ['cms_auth_throttle burst=0', { throttle => 'cms_auth_throttle login email 1r/s burst=0;' },
+     'fail', qr/invalid burst/],
+    ['cms_auth_throttle bust=5', { throttle => 'cms_auth_throttle login email 1r/s bust=5;' },
+     'fail', qr/invalid burst/],
+    ['cms_auth_throttle off with a burst', { throttle => 'cms_auth_throttle login email off burst=5;' },
+     'fail', qr/invalid rate/],
+    ['cms_auth_throttle with two words', { throttle => 'cms_auth_throttle login email;' }, 'fail'],
 );
 
 for my $c (@cases) {

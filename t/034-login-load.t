@@ -1,12 +1,15 @@
 # Login under load does not stall the worker: argon2id runs in nginx's thread pool, so
 # with one worker process, 20 concurrent logins (each costing tens of milliseconds of CPU)
-# and a stream of /v1/health requests at the same time, health stays fast.
+# and a stream of /v1/health requests at the same time, health stays fast. Then a flood
+# of 200 wrong logins at once (issue 11): the bounded password lane refuses what it
+# cannot queue, health stays under 100 ms at p99, and the worker's memory comes back.
 use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(diag_resp);
 use JSON::PP ();
 use POSIX qw(ceil);
+use Time::HiRes ();
 
 my $JSON = JSON::PP->new->utf8->canonical;
 my $N = 20;
@@ -72,5 +75,65 @@ cmp_ok $p99, '<', 0.2, 'health p99 during the logins: ' . ms($p99) . ' (< 200 ms
 diag sprintf 'logins: fastest %s, median %s, slowest %s; health during them: n=%d p50 %s p99 %s max %s',
     ms($min_login), ms(pct(50, @le)), ms($logins_end), scalar(@he), ms(pct(50, @he)), ms($p99), ms(pct(100, @he));
 is_deeply [worker_pids()], \@w, 'the same single worker served it all';
+
+# --- a login flood ---------------------------------------------------------------------
+# 200 wrong logins at once, on 200 emails (the harness raises the login throttles, so this
+# is the attacker with as many addresses as requests: nothing stops them before the
+# password lane). The lane runs as many hashes as there are CPUs and keeps 64 waiting
+# (the defaults); the rest is refused at once with 503. Health stays fast and the
+# worker's memory comes back.
+sub rss_kb {
+    open my $fh, '<', "/proc/$_[0]/status" or return 0;
+    my ($kb) = join('', <$fh>) =~ /^VmRSS:\s+(\d+)/m;
+    return $kb || 0;
+}
+my $F = 200;
+my $rss0 = rss_kb($w[0]);
+my $started0 = ((http(GET => '/v1/_test/pool')->{json} || {})->{password} || {})->{started} // 0;
+
+# The flood from a child process; this one probes health one request at a time meanwhile,
+# so a probe's time is the server's, not that of a client juggling 200 sockets.
+pipe my $rd, my $wr or die "pipe: $!";
+my $child = fork // die "fork: $!";
+if (!$child) {
+    close $rd;
+    my @fl = parallel_requests(map {
+        { method => 'POST', path => '/v1/auth/login', headers => ['Content-Type' => 'application/json'],
+          body => $JSON->encode({ email => "flood$_-$$\@example.com", password => 'a wrong password' }),
+          timeout => 300 }
+    } 1 .. $F);
+    print $wr $JSON->encode([map { [$_->{status}, $_->{headers}{'retry-after'} // '', $_->{elapsed}] } @fl]);
+    close $wr;
+    POSIX::_exit(0);
+}
+close $wr;
+my @fhe;
+my $t0 = Time::HiRes::time();
+while (waitpid($child, POSIX::WNOHANG()) == 0 && Time::HiRes::time() - $t0 < 300) {
+    my $h = http(GET => '/v1/health');
+    push @fhe, $h->{status} == 200 ? $h->{elapsed} : 999;
+    Time::HiRes::sleep(0.01);
+}
+my $fl = eval { $JSON->decode(do { local $/; <$rd> }) } || [];
+my $n401 = grep { $_->[0] == 401 } @$fl;
+my $n503 = grep { $_->[0] == 503 && $_->[1] eq '1' } @$fl;
+is $n401 + $n503, $F, "$F wrong logins at once: each 401 or 503 with Retry-After ($n401 + $n503)"
+    or diag join ' ', map { $_->[0] } @$fl;
+cmp_ok $n503, '>=', 1, 'the password lane refused the overflow';
+my $lane = (http(GET => '/v1/_test/pool')->{json} || {})->{password} || {};
+is $lane->{started} - $started0, $n401, 'argon2 ran only for the logins let in';
+is_deeply [@{$lane}{qw(running queued held)}], [0, 0, 0], 'the password lane is idle again';
+my ($fmax) = sort { $b <=> $a } map { $_->[2] } @$fl;
+cmp_ok scalar(@fhe), '>=', 20, scalar(@fhe) . ' health probes during the flood';
+is scalar(grep { $_ == 999 } @fhe), 0, 'health during the flood: all 200';
+my $fp99 = pct(99, @fhe);
+cmp_ok $fp99, '<', 0.1, 'health p99 during the flood: ' . ms($fp99) . ' (< 100 ms)';
+is_deeply [worker_pids()], \@w, 'the same worker after the flood';
+my $rss1 = rss_kb($w[0]);
+cmp_ok $rss1 - $rss0, '<', 128 * 1024, sprintf 'worker RSS after the flood within 128 MiB of before '
+    . '(%d -> %d MiB)', $rss0 / 1024, $rss1 / 1024;
+diag sprintf 'flood: %d logins, %d x 401, %d x 503, slowest %s; health during it: n=%d p50 %s p99 %s max %s; '
+    . 'worker RSS %d MiB before, %d MiB after', $F, $n401, $n503, ms($fmax), scalar(@fhe), ms(pct(50, @fhe)),
+    ms($fp99), ms(pct(100, @fhe)), $rss0 / 1024, $rss1 / 1024;
 
 done_testing();

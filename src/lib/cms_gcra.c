@@ -8,6 +8,8 @@
 
 
 static int64_t cms_gcra_clamp(int64_t v, int64_t lo, int64_t hi);
+static cms_gcra_slot_t *cms_gcra_table_slot(cms_gcra_slot_t *set,
+    uint64_t key, int64_t now);
 
 
 /*
@@ -66,6 +68,65 @@ cms_gcra_check(cms_gcra_state_t *st, int64_t now_ms, int64_t burst,
     res->remaining = (full - d) / t;
     res->retry_after_ms = 0;
     res->reset_after_ms = d;
+}
+
+
+void
+cms_gcra_table_check(cms_gcra_slot_t *slots, size_t nslots, uint64_t key,
+    int64_t now_ms, int64_t burst, int64_t interval_ms,
+    cms_gcra_result_t *res)
+{
+    size_t            nsets;
+    cms_gcra_slot_t  *slot;
+
+    key = key ? key : 1;
+    nsets = nslots / CMS_GCRA_WAYS;
+    nsets = nsets ? nsets : 1;
+
+    slot = cms_gcra_table_slot(slots + (key % nsets) * CMS_GCRA_WAYS, key,
+                               cms_gcra_clamp(now_ms, 0, CMS_GCRA_TIME_MAX));
+
+    cms_gcra_check(&slot->state, now_ms, burst, interval_ms, res);
+}
+
+
+/*
+ * The key's slot in its set: its own, one whose bucket is full again, or
+ * else the most drained one, shared.  Sharing the most drained bucket
+ * keeps the newcomer on one bucket (accepting only drains it further);
+ * sharing the nearest to full would let it take turns on all of them.
+ */
+static cms_gcra_slot_t *
+cms_gcra_table_slot(cms_gcra_slot_t *set, uint64_t key, int64_t now)
+{
+    size_t            i;
+    cms_gcra_slot_t  *idle, *most;
+
+    idle = NULL;
+    most = &set[0];
+
+    for (i = 0; i < CMS_GCRA_WAYS; i++) {
+        if (set[i].key == key) {
+            return &set[i];
+        }
+
+        if (idle == NULL && (set[i].key == 0 || set[i].state.tat_ms <= now))
+        {
+            idle = &set[i];
+        }
+
+        if (set[i].state.tat_ms > most->state.tat_ms) {
+            most = &set[i];
+        }
+    }
+
+    if (idle != NULL) {
+        idle->key = key;
+        idle->state.tat_ms = 0;
+        return idle;
+    }
+
+    return most;
 }
 
 

@@ -42,6 +42,7 @@
 #define _CMS_GCRA_H_INCLUDED_
 
 
+#include <stddef.h>
 #include <stdint.h>
 
 
@@ -65,6 +66,41 @@ typedef struct {
 
 void cms_gcra_check(cms_gcra_state_t *st, int64_t now_ms, int64_t burst,
     int64_t interval_ms, cms_gcra_result_t *res);
+
+
+/*
+ * A fixed table of buckets by key, for a limiter that cannot keep its
+ * state elsewhere (a worker while Redis is away).  The caller owns the
+ * slots (zeroed: every bucket fresh) and hashes its keys (a keyed hash,
+ * so that nobody can aim keys at one set).
+ *
+ * The table is set-associative: a key lives in one set of CMS_GCRA_WAYS
+ * slots.  It finds its own slot there, or takes a slot whose bucket is
+ * full again (tat_ms <= now: forgetting it loses nothing, a full bucket
+ * is a fresh one).  When every slot of the set holds a bucket still
+ * draining, the key shares the most drained one without taking it over:
+ * a collision makes a limit stricter, it never hands a drained key
+ * a fresh bucket (what resetting the slot did).  A key that shared takes
+ * a fresh slot of its own once one comes free, which happens only when
+ * another key's bucket has filled up again: at most one burst per freed
+ * slot, never a reset on demand.
+ */
+
+#define CMS_GCRA_WAYS  8
+
+typedef struct {
+    uint64_t            key;        /* 0: empty */
+    cms_gcra_state_t    state;
+} cms_gcra_slot_t;
+
+
+/*
+ * cms_gcra_check() on the bucket of "key" in "slots" (nslots of them, a
+ * multiple of CMS_GCRA_WAYS, at least one set).  Key 0 is taken as 1.
+ */
+void cms_gcra_table_check(cms_gcra_slot_t *slots, size_t nslots,
+    uint64_t key, int64_t now_ms, int64_t burst, int64_t interval_ms,
+    cms_gcra_result_t *res);
 
 
 /*

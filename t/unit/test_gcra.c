@@ -433,6 +433,129 @@ test_degenerate_limits(void **state)
 }
 
 
+/* the keyed table: a slot collision never resets a drained bucket */
+
+static int
+table_drain(cms_gcra_slot_t *slots, size_t n, uint64_t key, int64_t now)
+{
+    int                i;
+    cms_gcra_result_t  res;
+
+    for (i = 0; i < 10 * B; i++) {
+        cms_gcra_table_check(slots, n, key, now, B, T, &res);
+
+        if (!res.allowed) {
+            return i;
+        }
+    }
+
+    return i;
+}
+
+
+static void
+test_table_collision(void **state)
+{
+    int                round;
+    uint64_t           k;
+    cms_gcra_slot_t    slots[4 * CMS_GCRA_WAYS];
+    cms_gcra_result_t  res;
+
+    (void) state;
+
+    memset(slots, 0, sizeof(slots));
+
+    /* 1 and 5 fall in the same set of four: each keeps its own bucket */
+
+    assert_int_equal(table_drain(slots, 32, 1, 1000), B);
+    assert_int_equal(table_drain(slots, 32, 5, 1000), B);
+
+    /* taking turns does not give either one a fresh bucket */
+
+    for (round = 0; round < 5; round++) {
+        cms_gcra_table_check(slots, 32, 1, 1000, B, T, &res);
+        assert_false(res.allowed);
+        assert_int_equal(res.retry_after_ms, T);
+
+        cms_gcra_table_check(slots, 32, 5, 1000, B, T, &res);
+        assert_false(res.allowed);
+    }
+
+    /* one token each after an interval, not a burst */
+
+    cms_gcra_table_check(slots, 32, 1, 1000 + T, B, T, &res);
+    assert_true(res.allowed);
+    assert_int_equal(res.remaining, 0);
+    cms_gcra_table_check(slots, 32, 5, 1000 + T, B, T, &res);
+    assert_true(res.allowed);
+    assert_int_equal(res.remaining, 0);
+
+    /* another set is untouched */
+
+    for (k = 2; k <= 4; k++) {
+        cms_gcra_table_check(slots, 32, k, 1000, B, T, &res);
+        assert_true(res.allowed);
+        assert_int_equal(res.remaining, B - 1);
+    }
+}
+
+
+static void
+test_table_full_set(void **state)
+{
+    uint64_t           k;
+    cms_gcra_slot_t    slots[CMS_GCRA_WAYS];
+    cms_gcra_result_t  res;
+
+    (void) state;
+
+    memset(slots, 0, sizeof(slots));
+
+    /* every slot of the one set holds a drained bucket */
+
+    for (k = 1; k <= CMS_GCRA_WAYS; k++) {
+        assert_int_equal(table_drain(slots, CMS_GCRA_WAYS, k, 0), B);
+    }
+
+    /* a new key shares one: refused, not handed a fresh bucket */
+
+    cms_gcra_table_check(slots, CMS_GCRA_WAYS, 1000, 0, B, T, &res);
+    assert_false(res.allowed);
+
+    /* and the owners are still drained */
+
+    for (k = 1; k <= CMS_GCRA_WAYS; k++) {
+        cms_gcra_table_check(slots, CMS_GCRA_WAYS, k, 0, B, T, &res);
+        assert_false(res.allowed);
+    }
+
+    /* half refilled: the newcomer shares one bucket (the most drained),
+       so it gets the tokens that bucket got back, not those of all */
+
+    assert_int_equal(table_drain(slots, CMS_GCRA_WAYS, 1000, B / 2 * T),
+                     B / 2);
+
+    /* a bucket full again is the same as none: its slot can be taken */
+
+    cms_gcra_table_check(slots, CMS_GCRA_WAYS, 2000, 10 * B * T, B, T, &res);
+    assert_true(res.allowed);
+    assert_int_equal(res.remaining, B - 1);
+    assert_int_equal(table_drain(slots, CMS_GCRA_WAYS, 2000, 10 * B * T),
+                     B - 1);
+
+    /* key 0 is key 1 */
+
+    memset(slots, 0, sizeof(slots));
+    assert_int_equal(table_drain(slots, CMS_GCRA_WAYS, 0, 0), B);
+    cms_gcra_table_check(slots, CMS_GCRA_WAYS, 1, 0, B, T, &res);
+    assert_false(res.allowed);
+
+    /* fewer slots than a set: one set */
+
+    assert_int_equal(table_drain(slots, 0, 7, 0), B);
+}
+
+
 int
 main(void)
 {
@@ -446,6 +569,8 @@ main(void)
         cmocka_unit_test(test_clock_backwards),
         cmocka_unit_test(test_huge_values),
         cmocka_unit_test(test_degenerate_limits),
+        cmocka_unit_test(test_table_collision),
+        cmocka_unit_test(test_table_full_set),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

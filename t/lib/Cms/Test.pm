@@ -56,6 +56,7 @@ The default nginx.conf (see C<render_conf>):
         cms_postgres "hostaddr=127.0.0.1 port=PG dbname=DB user=postgres" max=4;
         cms_redis 127.0.0.1:REDIS max=4;
         cms_secret PREFIX/conf/secret.key;  cms_storage PREFIX/storage;
+        cms_auth_throttle ... 1000r/s burst=100000;   (all four; see render_conf)
         cms_test_routes on;
         HTTP_CONFIG
         server { listen 127.0.0.1:PORT; CONFIG  location /v1/ { cms; } }
@@ -120,7 +121,9 @@ The config text. Options: C<main_config http_config config> (strings), C<postgre
 C<redis> (whole directive line), C<pg_params> / C<redis_params>, C<test_routes>
 (C<on>/C<off>/C<omit>), C<workers>, C<secret> (path), C<storage> (path), C<cms_location>
 (0: no C<location /v1/>), C<error_log> (the main error_log line's target and level),
-C<conf> (the whole text; placeholders still replaced).
+C<conf> (the whole text; placeholders still replaced), C<throttle> (the
+C<cms_auth_throttle> lines; by default all four raised to 1000r/s with a burst of
+100000, since every test client is 127.0.0.1; C<''> leaves the shipped limits).
 
 =item nginx_test(%opts)
 
@@ -416,6 +419,12 @@ sub render_conf {
     my $redis = defined $o{redis} ? $o{redis}
         : sprintf('cms_redis 127.0.0.1:%s %s;', $S{redis_port},
                   defined $o{redis_params} ? $o{redis_params} : 'max=4');
+    # Every test request comes from 127.0.0.1 and the suite signs up and logs in
+    # again and again: the login and signup throttles are raised out of the way,
+    # except in files that test them (throttle => '' for the shipped limits).
+    my $throttle = defined $o{throttle} ? $o{throttle}
+        : join "\n    ", map { "cms_auth_throttle $_ 1000r/s burst=100000;" }
+              'login email', 'login address', 'signup email', 'signup address';
     my $tr = defined $o{test_routes} ? $o{test_routes} : 'on';
     $tr = $tr eq 'omit' ? '' : "cms_test_routes $tr;";
     my $loc = (defined $o{cms_location} && !$o{cms_location}) ? '' : 'location /v1/ { cms; }';
@@ -439,6 +448,7 @@ http {
     $redis
     cms_secret @{[ $o{secret} || $S{secret} ]};
     cms_storage @{[ $o{storage} || "$S{prefix}/storage" ]};
+    $throttle
     $tr
 @{[ $o{http_config} // '' ]}
     server {
