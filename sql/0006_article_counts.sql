@@ -88,7 +88,9 @@ INSERT INTO article_counts (workspace_id, locale, status, n)
      GROUP BY workspace_id, locale, status;
 
 -- The number of articles a list with these filters holds ("status" as the
--- API shows it, NULL for all).
+-- API shows it, NULL for all).  Only the published and scheduled filters
+-- look at articles (the due scheduled ones); CASE keeps that count from
+-- running for the others.
 CREATE FUNCTION cms_article_total(p_workspace uuid, p_locale text,
                                   p_status text)
     RETURNS bigint
@@ -97,12 +99,12 @@ CREATE FUNCTION cms_article_total(p_workspace uuid, p_locale text,
     SELECT coalesce((SELECT sum(n) FROM article_counts
                       WHERE workspace_id = p_workspace AND locale = p_locale
                         AND (p_status IS NULL OR status = p_status)), 0)
-           + CASE p_status WHEN 'published' THEN 1
-                           WHEN 'scheduled' THEN -1
-                           ELSE 0 END
-             * (SELECT count(*) FROM articles
-                 WHERE workspace_id = p_workspace AND locale = p_locale
-                   AND status = 'scheduled' AND deleted_at IS NULL
-                   AND published_at <= now()) $$;
+           + CASE WHEN p_status IN ('published', 'scheduled') THEN
+                 CASE p_status WHEN 'published' THEN 1 ELSE -1 END
+                 * (SELECT count(*) FROM articles
+                     WHERE workspace_id = p_workspace
+                       AND locale = p_locale AND status = 'scheduled'
+                       AND deleted_at IS NULL AND published_at <= now())
+             ELSE 0 END $$;
 
 COMMIT;

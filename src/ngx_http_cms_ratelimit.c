@@ -661,8 +661,8 @@ ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf)
 
     /* README.md, "Login and signup throttles": why these */
     static ngx_http_cms_throttle_t  defaults[] = {
-        { 10, 60 * 1000 / 10 },           /* login email: 10r/m */
-        { 30, 60 * 1000 / 30 },           /* login address: 30r/m */
+        { 50, 3600 * 1000 / 50 },         /* login email: 50r/h */
+        { 20, 60 * 1000 / 20 },           /* login address: 20r/m */
         { 5, 3600 * 1000 / 5 },           /* signup email: 5r/h */
         { 10, 3600 * 1000 / 10 }          /* signup address: 10r/h */
     };

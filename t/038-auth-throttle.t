@@ -1,11 +1,11 @@
 # Login and signup throttles (issue 11): GCRA buckets in Redis per client address and per
-# email, with the shipped limits (login: 10 per minute per email, 30 per minute per
-# address; signup: 5 per hour per email, 10 per hour per address). The client address is
+# email, with the shipped limits (login: 20 per minute per address, 50 per hour per
+# email; signup: 5 per hour per email, 10 per hour per address). The client address is
 # what nginx's realip module gives (X-Forwarded-For from 127.0.0.1 is trusted here, as
 # behind a CDN). Attacks: 30 wrong logins on one email -> 429 with Retry-After, and no
-# argon2 work for the refused ones; the right password for another email from another
-# address still works; a flood from one address is cut at 30; a signup flood from one
-# address -> 429; with Redis down, each worker still throttles on its own.
+# argon2 work for the refused ones; the right password from another address still works;
+# a flood from one address is cut at 20; a signup flood from one address -> 429; with
+# Redis down, each worker still throttles on its own.
 use strict;
 use warnings;
 use Cms::Test;
@@ -47,23 +47,26 @@ for my $u (qw(a b)) {
 
 # --- 30 wrong logins on one email ------------------------------------------------------
 
-# At once, so that the throttle decides all 30 within a second (one token comes back every
-# 6 s; 30 logins one after the other, each with its hash, would take longer than that).
-# One second later, while the hashes of the first ten still run, the right password from
-# another address: the email is throttled whoever asks.
+# At once, so that the throttle decides all 30 within a second or two (one token comes
+# back every 3 s; 30 logins one after the other, each with its hash, would take longer).
+# The address's bucket (20) cuts them; one second later, while the hashes still run, the
+# right password from another address: the account's own budget (50) is not spent, so
+# its owner gets in.  (Up to 2 tokens may come back while a loaded machine takes the 30.)
 my $started = lane()->{started};
 my @r = parallel_requests(
     (map { spec(addr(2, 1), '/v1/auth/login', { email => email('a'), password => "guess $_" }) } 1 .. 30),
     { %{ spec(addr(2, 2), '/v1/auth/login', { email => email('a'), password => $pw{a} }) }, delay => 1 });
 my $ra = pop @r;
 my @st = map { $_->{status} } @r;
-is scalar(grep { $_ == 401 } @st), 10, '30 wrong logins on one email: 10 checked (401)' or diag "@st";
-is scalar(grep { $_ == 429 } @st), 20, 'and 20 refused (429)' or diag "@st";
+my $n = grep { $_ == 401 } @st;
+ok $n >= 20 && $n <= 22, "30 wrong logins from one address: the burst of 20 checked (401: $n)" or diag "@st";
+is scalar(grep { $_ == 429 } @st), 30 - $n, 'and the rest refused (429)' or diag "@st";
 my @thr = grep { $_->{status} == 429 } @r;
-check_429($thr[0], 6, 'a throttled wrong login');
+check_429($thr[0], 3, 'a throttled wrong login');
 ok !exists $thr[0]{headers}{'set-cookie'}, 'a throttled login sets no cookie';
-is lane()->{started} - $started, 10, 'argon2 ran for the 10 let through only, never for a 429';
-check_429($ra, 6, 'the right password for the throttled email, from another address');
+is lane()->{started} - $started, $n + 1, 'argon2 ran for the logins let through only, never for a 429';
+is $ra->{status}, 200, 'the right password from another address: 200, the owner is not locked out'
+    or diag diag_resp($ra);
 
 # Another email from another address is untouched.
 my $b = from(addr(2, 3), '/v1/auth/login', { email => email('b'), password => $pw{b} });
@@ -71,15 +74,18 @@ is $b->{status}, 200, 'the right password for another email from another address
     or diag diag_resp($b);
 ok $b->{json} && $b->{json}{token}, 'and a session token';
 
-# A client that waits as long as Retry-After says gets in (the wait is what is tested).
-sleep($ra->{headers}{'retry-after'} // 6);
-my $in = from(addr(2, 4), '/v1/auth/login', { email => email('a'), password => $pw{a} });
-is $in->{status}, 200, 'after waiting Retry-After, the right password for A works again'
+# A client that waits as long as Retry-After says gets in (the wait is what is tested):
+# the throttled address itself, with the right password.
+my $again = from(addr(2, 1), '/v1/auth/login', { email => email('a'), password => $pw{a} });
+check_429($again, 3, 'the throttled address, at once');
+sleep($again->{headers}{'retry-after'} // 3);
+my $in = from(addr(2, 1), '/v1/auth/login', { email => email('a'), password => $pw{a} });
+is $in->{status}, 200, 'after waiting Retry-After, the throttled address gets in with the right password'
     or diag diag_resp($in);
 
 # --- a flood from one address ----------------------------------------------------------
 
-# 40 logins at once on 40 emails nobody has: the address bucket lets 30 through (plus what
+# 40 logins at once on 40 emails nobody has: the address bucket lets 20 through (plus what
 # refills while they arrive), the rest is refused before any query or hash.
 $started = lane()->{started};
 my @flood = parallel_requests(map {
@@ -89,9 +95,9 @@ my $n401 = grep { $_->{status} == 401 } @flood;
 my $n429 = grep { $_->{status} == 429 } @flood;
 is $n401 + $n429, 40, 'every flood login answered 401 or 429'
     or diag join "\n", map { diag_resp($_) } grep { $_->{status} !~ /^(401|429)$/ } @flood;
-cmp_ok $n401, '>=', 30, "at least the burst of 30 got through ($n401)";
-cmp_ok $n429, '>=', 5, "the rest refused ($n429)";
-check_429((grep { $_->{status} == 429 } @flood)[0], 2, 'a flooded address');
+cmp_ok $n401, '>=', 20, "at least the burst of 20 got through ($n401)";
+cmp_ok $n429, '>=', 10, "the rest refused ($n429)";
+check_429((grep { $_->{status} == 429 } @flood)[0], 3, 'a flooded address');
 is lane()->{started} - $started, $n401, 'argon2 ran only for the logins let through';
 
 # --- signup flood from one address -----------------------------------------------------
@@ -113,11 +119,12 @@ check_429($se[5], 720, '6th signup of one email from a 6th address');
 
 redis_stop();
 my $off = error_log_size();
-my @rd = parallel_requests(map { spec(addr(6, 1), '/v1/auth/login', { email => email('b'), password => "guess $_" }) } 1 .. 15);
+my @rd = parallel_requests(map { spec(addr(6, 1), '/v1/auth/login', { email => email('b'), password => "guess $_" }) } 1 .. 25);
 redis_start();
-is scalar(grep { $_->{status} == 401 } @rd), 10, 'Redis down: 10 of 15 wrong logins checked (401)'
+my $nrd = grep { $_->{status} == 401 } @rd;
+ok $nrd >= 20 && $nrd <= 22, "Redis down: the burst of 20 of 25 wrong logins checked (401: $nrd)"
     or diag join ' ', map { $_->{status} } @rd;
-check_429((grep { $_->{status} == 429 } @rd)[0], 6, 'Redis down: the rest refused by the worker');
+check_429((grep { $_->{status} == 429 } @rd)[0], 3, 'Redis down: the rest refused by the worker');
 ok scalar(grep { /rate limit falls back to this worker/ } error_log_lines($off)),
     'the fallback is logged';
 allow_error_log(qr/redis|Connection refused/i);
