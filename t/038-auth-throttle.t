@@ -75,9 +75,14 @@ is $b->{status}, 200, 'the right password for another email from another address
 ok $b->{json} && $b->{json}{token}, 'and a session token';
 
 # A client that waits as long as Retry-After says gets in (the wait is what is tested):
-# the throttled address itself, with the right password.
-my $again = from(addr(2, 1), '/v1/auth/login', { email => email('a'), password => $pw{a} });
-check_429($again, 3, 'the throttled address, at once');
+# the throttled address itself, with the right password.  Its bucket may have refilled a
+# little while the hashes above ran: wrong logins (on an email nobody has) until refused.
+my $again;
+for (1 .. 25) {
+    $again = from(addr(2, 1), '/v1/auth/login', { email => email('nobody'), password => 'guess' });
+    last if $again->{status} == 429;
+}
+check_429($again, 3, 'the throttled address, once its bucket is spent');
 sleep($again->{headers}{'retry-after'} // 3);
 my $in = from(addr(2, 1), '/v1/auth/login', { email => email('a'), password => $pw{a} });
 is $in->{status}, 200, 'after waiting Retry-After, the throttled address gets in with the right password'
