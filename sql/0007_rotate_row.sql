@@ -1,12 +1,16 @@
--- Key rotation answered from columns: the module writes every answer's
--- JSON itself (no JSON built in SQL beside JSON built in C), so the
--- rotation returns its row; cms_extension_key_rotate() keeps its json
--- answer for anything else that calls it, now written over the row.
+-- Key rotation answered from columns, and for either mode: the module
+-- writes every answer's JSON itself, so the rotation returns its row (the
+-- json form, cms_extension_key_rotate, has no caller left: dropped); it
+-- takes the mode, so sandbox keys rotate too.  The extension's keys of
+-- that mode expire after the grace window and a new key of that mode is
+-- issued; the other mode's keys are untouched.
 BEGIN;
 
--- A new live key; the extension's other live keys expire after "grace".
+DROP FUNCTION cms_extension_key_rotate(uuid, text, text, bytea, interval);
+
 -- A row of NULLs when there is no such extension.
 CREATE FUNCTION cms_extension_key_rotate_row(p_facility uuid, p_name text,
+                                             p_livemode boolean,
                                              p_prefix text, p_hash bytea,
                                              p_grace interval,
                                              OUT name text,
@@ -26,29 +30,16 @@ BEGIN
     UPDATE extension_keys
        SET expires_at = least(coalesce(expires_at, 'infinity'),
                               now() + p_grace)
-     WHERE extension_id = e.id AND livemode AND revoked_at IS NULL
+     WHERE extension_id = e.id AND livemode = p_livemode
+       AND revoked_at IS NULL
        AND (expires_at IS NULL OR expires_at > now());
     INSERT INTO extension_keys (extension_id, facility_id, livemode,
                                 privileges, key_prefix, secret_hash)
-        VALUES (e.id, e.facility_id, true, e.privileges, p_prefix, p_hash)
+        VALUES (e.id, e.facility_id, p_livemode, e.privileges, p_prefix,
+                p_hash)
         RETURNING id INTO api_key_id;
     name := e.name;
     previous_keys_expire_at := cms_ts(now() + p_grace);
 END $$;
-
-CREATE OR REPLACE FUNCTION cms_extension_key_rotate(p_facility uuid,
-                                                    p_name text,
-                                                    p_prefix text,
-                                                    p_hash bytea,
-                                                    p_grace interval)
-    RETURNS json
-    LANGUAGE sql
-    AS $$ SELECT CASE WHEN k.name IS NULL THEN NULL
-                      ELSE json_build_object('name', k.name,
-                               'api_key_id', k.api_key_id,
-                               'previous_keys_expire_at',
-                               k.previous_keys_expire_at) END
-            FROM cms_extension_key_rotate_row(p_facility, p_name, p_prefix,
-                                              p_hash, p_grace) k $$;
 
 COMMIT;

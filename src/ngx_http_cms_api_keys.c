@@ -33,8 +33,6 @@ static ngx_int_t ngx_http_cms_api_keys_created(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_api_keys_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_api_keys_listed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_api_keys_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_api_keys_deleted(ngx_http_request_t *r,
@@ -223,22 +221,7 @@ ngx_http_cms_api_keys_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     args[0] = ctx->principal.workspace_id;
 
     return ngx_http_cms_list_query(r, &ngx_http_cms_api_keys_list_sql, args, 3,
-                                   ngx_http_cms_api_keys_listed);
-}
-
-
-static ngx_int_t
-ngx_http_cms_api_keys_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_list_send(r, &ngx_http_cms_api_key, res, ctx->data);
+                                   &ngx_http_cms_api_key);
 }
 
 

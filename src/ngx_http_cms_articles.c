@@ -60,10 +60,6 @@ static ngx_int_t ngx_http_cms_articles_list_args(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_articles_list_fused_args(
     ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx, ngx_str_t *args,
     ngx_uint_t *nargs);
-static ngx_int_t ngx_http_cms_articles_listed_fused(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_articles_listed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_articles_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_articles_got(ngx_http_request_t *r,
@@ -317,7 +313,7 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
     { NGX_HTTP_GET, ngx_string("/api/articles"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_ART_READ,
       ngx_http_cms_articles_list, &ngx_http_cms_articles_list_fused,
-      ngx_http_cms_articles_listed_fused,
+      ngx_http_cms_list_done,
       NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_POST, ngx_string("/api/articles"),
@@ -361,7 +357,7 @@ ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_list_sql, args, 5,
-                                 ngx_http_cms_articles_listed);
+                                 ngx_http_cms_list_done);
 }
 
 
@@ -411,9 +407,11 @@ ngx_http_cms_articles_list_args(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
+    page->rec = &ngx_http_cms_article;
     ctx->data = page;
 
-    return ngx_http_cms_list_page(r, 50, 100, page, &args[2]);
+    return ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
+                                  NGX_HTTP_CMS_LIST_MAX, page, &args[2]);
 }
 
 
@@ -445,30 +443,6 @@ ngx_http_cms_articles_list_fused_args(ngx_http_request_t *r,
     *nargs = 4;
 
     return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_cms_articles_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_list_send(r, &ngx_http_cms_article, res, ctx->data);
-}
-
-
-/* the page came with the key: its columns after the key's */
-static ngx_int_t
-ngx_http_cms_articles_listed_fused(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    return ngx_http_cms_list_send(r, &ngx_http_cms_article, res, ctx->data);
 }
 
 

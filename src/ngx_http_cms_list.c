@@ -278,7 +278,7 @@ ngx_http_cms_list_bad_limit(ngx_http_request_t *r, ngx_uint_t max)
 
 ngx_int_t
 ngx_http_cms_list_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
-    ngx_str_t *args, ngx_uint_t n, ngx_http_cms_pg_done_pt done)
+    ngx_str_t *args, ngx_uint_t n, const ngx_http_cms_record_t *rec)
 {
     ngx_int_t             rc;
     ngx_http_cms_ctx_t   *ctx;
@@ -298,7 +298,26 @@ ngx_http_cms_list_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
         return rc;
     }
 
+    page->rec = rec;
     ctx->data = page;
 
-    return ngx_http_cms_pg_query(r, stmt, args, n, done);
+    return ngx_http_cms_pg_query(r, stmt, args, n, ngx_http_cms_list_done);
+}
+
+
+ngx_int_t
+ngx_http_cms_list_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    page = ctx->data;
+
+    return ngx_http_cms_list_send(r, page->rec, res, page);
 }

@@ -30,6 +30,7 @@ typedef struct {
     ngx_uint_t                  offset;
     ngx_uint_t                  base;      /* where the total's column is:
                                               0, or after a fused key's */
+    const ngx_http_cms_record_t  *rec;     /* what a row is */
 } ngx_http_cms_page_t;
 
 
@@ -106,13 +107,20 @@ ngx_int_t ngx_http_cms_list_send_cursor(ngx_http_request_t *r,
  * Runs "stmt" for the page the request asks for (ngx_http_cms_list_page()
  * with the content API's default and maximum): "args" holds n arguments,
  * the last two left for limit and offset, which are filled here; the page
- * goes to ctx->data for "done", which answers with
- * ngx_http_cms_list_send(r, rec, res, ctx->data).  Returns what
- * ngx_http_cms_pg_query() returns, or the page reader's codes.
+ * (with "rec") goes to ctx->data, and ngx_http_cms_list_done() answers.
+ * Returns what ngx_http_cms_pg_query() returns, or the page reader's codes.
  */
 ngx_int_t ngx_http_cms_list_query(ngx_http_request_t *r,
     ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t n,
-    ngx_http_cms_pg_done_pt done);
+    const ngx_http_cms_record_t *rec);
+
+/*
+ * The continuation of a page's statement: the result checked, then
+ * ngx_http_cms_list_send() with the page in ctx->data (its record, its
+ * base).  For fused reads too (the result was checked by then).
+ */
+ngx_int_t ngx_http_cms_list_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
 
 
 #endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

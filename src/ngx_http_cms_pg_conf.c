@@ -9,11 +9,10 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_conf.h"
 #include "ngx_http_cms_pg.h"
 
 
-static ngx_int_t ngx_http_cms_pg_param(ngx_http_cms_pg_conf_t *pcf,
-    ngx_str_t *value);
 static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
     PQconninfoOption *opts);
 static ngx_int_t ngx_http_cms_pg_complete(ngx_conf_t *cf,
@@ -23,13 +22,27 @@ static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
 static char *ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s);
 
 
+static const ngx_http_cms_param_t  ngx_http_cms_pg_params[] = {
+    { ngx_string("max="), NGX_HTTP_CMS_PARAM_POSITIVE,
+      offsetof(ngx_http_cms_pg_conf_t, max) },
+    { ngx_string("queue="), NGX_HTTP_CMS_PARAM_COUNT,
+      offsetof(ngx_http_cms_pg_conf_t, queue) },
+    { ngx_string("queue_timeout="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_pg_conf_t, queue_timeout) },
+    { ngx_string("query_timeout="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_pg_conf_t, query_timeout) },
+    { ngx_string("connect_timeout="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_pg_conf_t, connect_timeout) },
+    { ngx_null_string, 0, 0 }
+};
+
+
 char *
 ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
     ngx_str_t               *value;
-    ngx_uint_t               i;
     ngx_http_cms_pg_conf_t  *pcf;
 
     if (mcf->pg != NULL) {
@@ -49,13 +62,11 @@ ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     value = cf->args->elts;
 
-    for (i = 2; i < cf->args->nelts; i++) {
-        if (ngx_http_cms_pg_param(pcf, &value[i]) != NGX_OK) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid parameter \"%V\" in \"cms_postgres\"",
-                               &value[i]);
-            return NGX_CONF_ERROR;
-        }
+    if (ngx_http_cms_conf_params(cf, "cms_postgres", 2,
+                                 ngx_http_cms_pg_params, pcf)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
     }
 
     if (ngx_http_cms_pg_conninfo(cf, pcf, &value[1]) != NGX_CONF_OK) {
@@ -65,55 +76,6 @@ ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mcf->pg = pcf;
 
     return NGX_CONF_OK;
-}
-
-
-/* "max=N" (N > 0), "queue=N", "queue_timeout=T", "query_timeout=T",
-   "connect_timeout=T" (T > 0) */
-static ngx_int_t
-ngx_http_cms_pg_param(ngx_http_cms_pg_conf_t *pcf, ngx_str_t *value)
-{
-    ngx_int_t    n;
-    ngx_str_t    s;
-    ngx_msec_t  *ms;
-
-    s.data = ngx_strlchr(value->data, value->data + value->len, '=');
-    if (s.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    s.data++;
-    s.len = value->data + value->len - s.data;
-
-    if (ngx_strncmp(value->data, "max=", 4) == 0
-        || ngx_strncmp(value->data, "queue=", 6) == 0)
-    {
-        n = ngx_atoi(s.data, s.len);
-
-        if (n == NGX_ERROR || (n == 0 && value->data[0] == 'm')) {
-            return NGX_ERROR;
-        }
-
-        *(value->data[0] == 'm' ? &pcf->max : &pcf->queue) = n;
-        return NGX_OK;
-    }
-
-    if (ngx_strncmp(value->data, "queue_timeout=", 14) == 0) {
-        ms = &pcf->queue_timeout;
-
-    } else if (ngx_strncmp(value->data, "query_timeout=", 14) == 0) {
-        ms = &pcf->query_timeout;
-
-    } else if (ngx_strncmp(value->data, "connect_timeout=", 16) == 0) {
-        ms = &pcf->connect_timeout;
-
-    } else {
-        return NGX_ERROR;
-    }
-
-    *ms = ngx_parse_time(&s, 0);
-
-    return (*ms == (ngx_msec_t) NGX_ERROR || *ms == 0) ? NGX_ERROR : NGX_OK;
 }
 
 

@@ -10,13 +10,23 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_conf.h"
 #include "ngx_http_cms_redis.h"
 
 
 static ngx_int_t ngx_http_cms_redis_address(ngx_conf_t *cf,
     ngx_http_cms_redis_conf_t *rcf, ngx_str_t *value);
-static ngx_int_t ngx_http_cms_redis_param(ngx_http_cms_redis_conf_t *rcf,
-    ngx_str_t *value);
+
+
+static const ngx_http_cms_param_t  ngx_http_cms_redis_params[] = {
+    { ngx_string("max="), NGX_HTTP_CMS_PARAM_POSITIVE,
+      offsetof(ngx_http_cms_redis_conf_t, max) },
+    { ngx_string("queue="), NGX_HTTP_CMS_PARAM_COUNT,
+      offsetof(ngx_http_cms_redis_conf_t, queue) },
+    { ngx_string("timeout="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_redis_conf_t, timeout) },
+    { ngx_null_string, 0, 0 }
+};
 
 
 char *
@@ -25,7 +35,6 @@ ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_cms_main_conf_t *mcf = conf;
 
     ngx_str_t                  *value;
-    ngx_uint_t                  i;
     ngx_http_cms_redis_conf_t  *rcf;
 
     if (mcf->redis != NULL) {
@@ -47,13 +56,11 @@ ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    for (i = 2; i < cf->args->nelts; i++) {
-        if (ngx_http_cms_redis_param(rcf, &value[i]) != NGX_OK) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid parameter \"%V\" in \"cms_redis\"",
-                               &value[i]);
-            return NGX_CONF_ERROR;
-        }
+    if (ngx_http_cms_conf_params(cf, "cms_redis", 2,
+                                 ngx_http_cms_redis_params, rcf)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
     }
 
     mcf->redis = rcf;
@@ -96,48 +103,4 @@ ngx_http_cms_redis_address(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf,
     rcf->addr.name = *value;
 
     return NGX_OK;
-}
-
-
-/* "max=N" (N > 0), "queue=N", "timeout=T" (T > 0) */
-static ngx_int_t
-ngx_http_cms_redis_param(ngx_http_cms_redis_conf_t *rcf, ngx_str_t *value)
-{
-    ngx_int_t  n;
-    ngx_str_t  s;
-
-    s.data = (u_char *) ngx_strlchr(value->data, value->data + value->len,
-                                    '=');
-    if (s.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    s.data++;
-    s.len = value->data + value->len - s.data;
-
-    if (ngx_strncmp(value->data, "max=", 4) == 0
-        || ngx_strncmp(value->data, "queue=", 6) == 0)
-    {
-        n = ngx_atoi(s.data, s.len);
-
-        if (n == NGX_ERROR || (n == 0 && value->data[0] == 'm')) {
-            return NGX_ERROR;
-        }
-
-        *(value->data[0] == 'm' ? &rcf->max : &rcf->queue) = n;
-
-        return NGX_OK;
-    }
-
-    if (ngx_strncmp(value->data, "timeout=", 8) == 0) {
-        rcf->timeout = ngx_parse_time(&s, 0);
-
-        if (rcf->timeout == (ngx_msec_t) NGX_ERROR || rcf->timeout == 0) {
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    return NGX_ERROR;
 }

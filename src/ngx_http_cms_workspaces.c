@@ -26,8 +26,6 @@ static ngx_int_t ngx_http_cms_workspaces_created(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_workspaces_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_workspaces_listed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_workspaces_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_workspaces_got(ngx_http_request_t *r,
@@ -170,22 +168,7 @@ ngx_http_cms_workspaces_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     args[0] = ctx->principal.user_id;
 
     return ngx_http_cms_list_query(r, &ngx_http_cms_workspaces_list_sql, args,
-                                   3, ngx_http_cms_workspaces_listed);
-}
-
-
-static ngx_int_t
-ngx_http_cms_workspaces_listed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_list_send(r, &ngx_http_cms_workspace, res, ctx->data);
+                                   3, &ngx_http_cms_workspace);
 }
 
 

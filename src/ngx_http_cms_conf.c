@@ -1,0 +1,83 @@
+
+/*
+ * Directive parameters from a table (see the header).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include "ngx_http_cms_conf.h"
+
+
+static ngx_int_t ngx_http_cms_conf_param(ngx_str_t *value,
+    const ngx_http_cms_param_t *params, void *conf);
+
+
+ngx_int_t
+ngx_http_cms_conf_params(ngx_conf_t *cf, const char *directive,
+    ngx_uint_t first, const ngx_http_cms_param_t *params, void *conf)
+{
+    ngx_str_t   *value;
+    ngx_uint_t   i;
+
+    value = cf->args->elts;
+
+    for (i = first; i < cf->args->nelts; i++) {
+        if (ngx_http_cms_conf_param(&value[i], params, conf) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\" in \"%s\"",
+                               &value[i], directive);
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_cms_conf_param(ngx_str_t *value, const ngx_http_cms_param_t *params,
+    void *conf)
+{
+    ngx_int_t                    n;
+    ngx_str_t                    s;
+    ngx_msec_t                   ms;
+    const ngx_http_cms_param_t  *p;
+
+    for (p = params; p->name.len; p++) {
+        if (value->len > p->name.len
+            && ngx_strncmp(value->data, p->name.data, p->name.len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (p->name.len == 0) {
+        return NGX_ERROR;
+    }
+
+    s.data = value->data + p->name.len;
+    s.len = value->len - p->name.len;
+
+    if (p->kind == NGX_HTTP_CMS_PARAM_MSEC) {
+        ms = ngx_parse_time(&s, 0);
+
+        if (ms == (ngx_msec_t) NGX_ERROR || ms == 0) {
+            return NGX_ERROR;
+        }
+
+        *(ngx_msec_t *) ((u_char *) conf + p->offset) = ms;
+        return NGX_OK;
+    }
+
+    n = ngx_atoi(s.data, s.len);
+
+    if (n == NGX_ERROR || (n == 0 && p->kind == NGX_HTTP_CMS_PARAM_POSITIVE))
+    {
+        return NGX_ERROR;
+    }
+
+    *(ngx_uint_t *) ((u_char *) conf + p->offset) = (ngx_uint_t) n;
+
+    return NGX_OK;
+}

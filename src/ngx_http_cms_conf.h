@@ -1,0 +1,40 @@
+
+/*
+ * The "name=value" parameters that follow a directive's first argument
+ * (cms_postgres ... max=16 queue_timeout=5s), read from a table.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_CONF_H_INCLUDED_
+#define _NGX_HTTP_CMS_CONF_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+
+typedef enum {
+    NGX_HTTP_CMS_PARAM_COUNT = 0,   /* ngx_uint_t, 0 and up */
+    NGX_HTTP_CMS_PARAM_POSITIVE,    /* ngx_uint_t, 1 and up */
+    NGX_HTTP_CMS_PARAM_MSEC         /* ngx_msec_t, a time above 0 ("5s") */
+} ngx_http_cms_param_kind_e;
+
+
+typedef struct {
+    ngx_str_t                   name;      /* with its "=": "max=" */
+    ngx_uint_t                  kind;      /* ngx_http_cms_param_kind_e */
+    size_t                      offset;    /* of the field in "conf" */
+} ngx_http_cms_param_t;
+
+
+/*
+ * Reads cf->args from index "first" on against "params" (ended by a row
+ * with an empty name) into "conf".  An unknown name or a bad value is
+ * logged naming the parameter and "directive"; returns NGX_OK or
+ * NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_conf_params(ngx_conf_t *cf, const char *directive,
+    ngx_uint_t first, const ngx_http_cms_param_t *params, void *conf);
+
+
+#endif /* _NGX_HTTP_CMS_CONF_H_INCLUDED_ */
