@@ -142,7 +142,9 @@ ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_UI_TOKEN,
                           mcf->ui_key) != 0
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_IDEM,
-                          mcf->idem_key) != 0)
+                          mcf->idem_key) != 0
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len,
+                          CMS_KDF_UNSUBSCRIBE, mcf->unsub_key) != 0)
     {
         return NGX_ERROR;
     }

@@ -117,6 +117,17 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
     ngx_http_cms_err(400, "invalid_url", "validation_error",
                      "The URL must be an absolute http:// or https:// URL"),
 
+    ngx_http_cms_err(400, "content_required", "invalid_request",
+                     "content is required"),
+    ngx_http_cms_err(400, "comment_too_long", "validation_error",
+                     "content must have at most 10000 characters"),
+    ngx_http_cms_err(400, "id_required", "invalid_request",
+                     "An id is required"),
+    ngx_http_cms_err(400, "url_required", "invalid_request",
+                     "A URL is required"),
+    ngx_http_cms_err(404, "not_found", "not_found",
+                     "This unsubscribe link is not valid"),
+
     ngx_http_cms_err(422, "validation_error", "validation_error",
                      "A value failed validation"),
     ngx_http_cms_err(409, "invalid_state", "invalid_state",
@@ -352,6 +363,7 @@ ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
         { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
         { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
         { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+        { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
     };
 
     field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);

@@ -12,7 +12,8 @@
 #include "ngx_http_cms_list.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_response.h"
-#include "ngx_http_cms_error.h"
+#include "cms_uuid.h"
+#include "cms_validate.h"
 
 
 static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
@@ -320,4 +321,31 @@ ngx_http_cms_list_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     page = ctx->data;
 
     return ngx_http_cms_list_send(r, page->rec, res, page);
+}
+
+
+ngx_int_t
+ngx_http_cms_list_filter(ngx_http_request_t *r, const char *name,
+    const char *const *one_of, ngx_uint_t code, ngx_str_t *value)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_query_arg(r, name, 64, value);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (one_of != NULL
+        && !cms_str_one_of((char *) value->data, value->len, one_of))
+    {
+        return ngx_http_cms_fail(r, code, name);
+    }
+
+    if (one_of == NULL
+        && !cms_uuid_valid((char *) value->data, value->len))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, name);
+    }
+
+    return NGX_OK;
 }

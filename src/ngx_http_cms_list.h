@@ -123,4 +123,15 @@ ngx_int_t ngx_http_cms_list_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 
 
+/*
+ * A list's filter from the query string, "name" (at most 64 bytes): one
+ * of "one_of" (NULL-terminated; else 400 "code" naming it) when one_of is
+ * given, else a uuid (else 400 invalid_field_value naming it).  Returns
+ * NGX_OK with *value set, NGX_DECLINED when absent (*value null: SQL NULL,
+ * no filter), the query reader's 400, the error recorded, or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_list_filter(ngx_http_request_t *r, const char *name,
+    const char *const *one_of, ngx_uint_t code, ngx_str_t *value);
+
+
 #endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

@@ -77,6 +77,10 @@ extern ngx_http_cms_route_t  ngx_http_cms_articles_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_billing_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_control_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_extensions_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_comments_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_subscribers_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_podcasts_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_podcasts_feed_routes[];
 
 /* only with "cms_test_routes on" */
 extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];

@@ -163,9 +163,22 @@ ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* long: status, request id, type, length, then the chain */
 ngx_int_t
 ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
+{
+    /* every JSON answer is compact, whatever wrote it */
+    if (ngx_http_cms_send_compact(r, &body) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_typed(r, status, &ngx_http_cms_json_type, body);
+}
+
+
+/* long: status, request id, type, length, then the chain */
+ngx_int_t
+ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *type, ngx_str_t *body)
 {
     ngx_int_t            rc;
     ngx_buf_t           *b;
@@ -173,11 +186,6 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
     ngx_http_cms_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
-
-    /* every answer is compact JSON, whatever wrote it */
-    if (ngx_http_cms_send_compact(r, &body) != NGX_OK) {
-        return NGX_ERROR;
-    }
 
     if (ctx != NULL && ctx->record != NULL) {
         /* the first answer under an Idempotency-Key is kept for retries */
@@ -187,6 +195,9 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
     if (ngx_http_cms_send_headers(r, ctx, status, body) != NGX_OK) {
         return NGX_ERROR;
     }
+
+    r->headers_out.content_type = *type;
+    r->headers_out.content_type_len = type->len;
 
     if (body->len == 0 || r->method == NGX_HTTP_HEAD) {
         r->header_only = 1;

@@ -43,6 +43,16 @@ void ngx_http_cms_finish(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *body);
 
+/*
+ * The same for a body that is not JSON (sent as it is) of content type
+ * "type" (which lives as long as the request), e.g. an RSS feed.  Headers
+ * the caller added (ETag, Cache-Control) go with it; nginx's not-modified
+ * filter answers 304 for a matching If-None-Match when the caller set
+ * r->headers_out.etag.
+ */
+ngx_int_t ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *type, ngx_str_t *body);
+
 /* Serialises "json" and sends it; the caller keeps its reference. */
 ngx_int_t ngx_http_cms_send_json(ngx_http_request_t *r, ngx_uint_t status,
     json_t *json);

@@ -105,6 +105,10 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_billing_routes,
     ngx_http_cms_control_routes,
     ngx_http_cms_extensions_routes,
+    ngx_http_cms_comments_routes,
+    ngx_http_cms_subscribers_routes,
+    ngx_http_cms_podcasts_routes,
+    ngx_http_cms_podcasts_feed_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

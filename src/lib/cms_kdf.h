@@ -41,6 +41,7 @@
 #define CMS_KDF_AEAD         "cms aead v1"
 #define CMS_KDF_UI_TOKEN     "cms ui token v1"
 #define CMS_KDF_IDEM         "cms idempotency v1"
+#define CMS_KDF_UNSUBSCRIBE  "cms unsubscribe link v1"
 
 
 int cms_kdf_derive(const unsigned char *master, size_t master_len,
