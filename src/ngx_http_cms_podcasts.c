@@ -302,15 +302,15 @@ ngx_http_cms_route_t  ngx_http_cms_podcasts_routes[] = {
       ngx_http_cms_shows_get, NULL, NULL,
       NGX_HTTP_CMS_ROLE_VIEWER },
 
-    { NGX_HTTP_POST, ngx_string("/workspaces/:id/podcast-shows"),
+    { NGX_HTTP_POST, ngx_string("/workspaces/:ws/podcast-shows"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
       ngx_http_cms_shows_create, NULL, NULL, 0 },
 
-    { NGX_HTTP_PATCH, ngx_string("/workspaces/:id/podcast-shows/:id"),
+    { NGX_HTTP_PATCH, ngx_string("/workspaces/:ws/podcast-shows/:id"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
       ngx_http_cms_shows_update, NULL, NULL, 0 },
 
-    { NGX_HTTP_DELETE, ngx_string("/workspaces/:id/podcast-shows/:id"),
+    { NGX_HTTP_DELETE, ngx_string("/workspaces/:ws/podcast-shows/:id"),
       NGX_HTTP_CMS_AUTH_MEMBER, NGX_HTTP_CMS_ROLE_EDITOR,
       ngx_http_cms_shows_delete, NULL, NULL, 0 },
 

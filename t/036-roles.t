@@ -34,7 +34,9 @@ signup_defaults(email_prefix => 'roles');
 start_nginx();
 
 my @ROLES = qw(owner admin editor author viewer);
-my @SCOPES = qw(articles:read articles:write categories:read categories:write);
+my @SCOPES = qw(articles:read articles:write categories:read categories:write
+                comments:read comments:write podcasts:read podcasts:write
+                subscribers:read subscribers:write);
 
 my %U = (owner => signup());
 my $wid = workspace($U{owner}{token}, 'Roles');
@@ -70,6 +72,18 @@ my %own_live = (target => sub { article_by($_[0], status => 'published') });
 my %theirs = (target => sub { article_by($writer) });
 my %theirs_live = (target => sub { article_by($writer, status => 'published') });
 my %category = (target => sub { mkcat($OK, { name => 'Target ' . ++$n })->{id} });
+my $com_art = mk($OK, { title => 'Commented', status => 'published' })->{id};
+my %comment = (target => sub {
+    my $r = req(POST => '/v1/api/comments', $OK, { article_id => $com_art, author_name => 'T', content => 'T ' . ++$n });
+    die 'comment: ' . diag_resp($r) unless $r->{status} == 201;
+    $r->{json}{comment}{id} });
+sub show_target {
+    my $r = req(POST => "/v1/workspaces/$wid/podcast-shows", $U{owner}{token}, { title => 'Show ' . ++$n });
+    die 'show: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{podcast_show}{id};
+}
+my $the_show = show_target();
+my %show = (target => \&show_target);
 my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
 
 my $ALL = join ' ', @ROLES;
@@ -79,6 +93,10 @@ my $ADMIN_UP = 'owner admin';
 my @ART = (tables => [qw(articles article_revisions outbox_events)]);
 my @CAT = (tables => ['categories']);
 my @KEYS = (tables => ['api_keys']);
+my @COM = (tables => [qw(comments outbox_events)]);
+my @SUB = (tables => ['subscribers']);
+my @SHOW = (tables => ['podcast_shows']);
+my @EP = (tables => ['podcast_episodes']);
 
 my @MATRIX = (
     # articles
@@ -147,6 +165,41 @@ my @MATRIX = (
       allow => $EDITOR_UP, status => 200, body => { description => 'Edited' }, %category, @CAT },
     { what => 'delete a category', method => 'DELETE', path => '/categories/%s', scope => 'categories:write',
       allow => $EDITOR_UP, status => 204, %category, @CAT },
+
+    # comments: every member comments, editors and up moderate
+    { what => 'list comments', method => 'GET', path => '/comments', scope => 'comments:read',
+      allow => $ALL, status => 200, @COM },
+    { what => 'comment on an article', method => 'POST', path => '/comments', scope => 'comments:write',
+      allow => $ALL, status => 201,
+      body => sub { { article_id => $com_art, author_name => 'Reader', content => 'Comment ' . ++$n } }, @COM },
+    { what => 'moderate a comment', method => 'PATCH', path => '/comments/%s', scope => 'comments:write',
+      allow => $EDITOR_UP, status => 200, body => { status => 'approved' }, %comment, @COM },
+    { what => 'delete a comment', method => 'DELETE', path => '/comments/%s', scope => 'comments:write',
+      allow => $EDITOR_UP, status => 204, %comment, @COM },
+
+    # subscribers: personal data, editors and up
+    { what => 'list subscribers', method => 'GET', path => '/subscribers', scope => 'subscribers:read',
+      allow => $EDITOR_UP, status => 200, @SUB },
+    { what => 'add a subscriber', method => 'POST', path => '/subscribers', scope => 'subscribers:write',
+      allow => $EDITOR_UP, status => 201, body => sub { { email => 'reader' . ++$n . '@example.com' } }, @SUB },
+
+    # podcasts: shows are managed in the studio by editors and up; authors publish episodes
+    { what => 'list shows', method => 'GET', path => '/podcast-shows', scope => 'podcasts:read',
+      allow => $ALL, status => 200, @SHOW },
+    { what => 'get a show', method => 'GET', path => '/podcast-shows/%s', scope => 'podcasts:read',
+      allow => $ALL, status => 200, %show, @SHOW },
+    { what => 'create a show', method => 'POST', path => '/podcast-shows', allow => $EDITOR_UP, status => 201,
+      body => sub { { title => 'Show ' . ++$n } }, @SHOW },
+    { what => 'patch a show', method => 'PATCH', path => '/podcast-shows/%s', allow => $EDITOR_UP, status => 200,
+      body => sub { { description => 'Edited ' . ++$n } }, %show, @SHOW },
+    { what => 'delete a show', method => 'DELETE', path => '/podcast-shows/%s', allow => $EDITOR_UP,
+      status => 204, %show, @SHOW },
+    { what => 'list episodes', method => 'GET', path => '/podcast-episodes', scope => 'podcasts:read',
+      allow => $ALL, status => 200, @EP },
+    { what => 'publish an episode', method => 'POST', path => '/podcast-episodes', scope => 'podcasts:write',
+      allow => $AUTHOR_UP, status => 201,
+      body => sub { { show_id => $the_show, title => 'Episode ' . ++$n, status => 'published',
+                      audio_url => 'https://cdn.example.com/e.mp3' } }, @EP },
 
     # the workspace and its keys (sessions only)
     { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },

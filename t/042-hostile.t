@@ -40,6 +40,20 @@ my $ws = workspace($owner->{token}, 'Hostile');
 my $API = key($owner->{token}, $ws, 'all scopes', @ALL_SCOPES);
 my $article = mk($API, { title => 'Hostile target' })->{id};
 my $category = mkcat($API, { name => 'Hostile target' })->{id};
+sub mkcomment {
+    my $r = req(POST => '/v1/api/comments', $API, { article_id => $article, author_name => 'H', content => 'Target' });
+    die 'comment: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{comment}{id};
+}
+sub mkshow {
+    my $r = req(POST => "/v1/workspaces/$ws/podcast-shows", $owner->{token}, { title => "Hostile show $_[0]" });
+    die 'show: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{podcast_show}{id};
+}
+my $comment = mkcomment();
+my $show = mkshow('target');
+my $unsub = req(POST => '/v1/api/subscribers', $API, { email => 'unsubscribe-target@example.com' });
+die 'subscriber: ' . diag_resp($unsub) unless $unsub->{status} == 201;
 
 my $fac = facility();
 my $ext = extension($fac);
@@ -96,6 +110,11 @@ my %FILL = (
     category => sub { $category },
     victim_article => sub { mk($API, { title => 'Victim ' . ++$N })->{id} },
     victim_category => sub { mkcat($API, { name => 'Victim ' . ++$N })->{id} },
+    comment => sub { $comment },
+    victim_comment => \&mkcomment,
+    show => sub { $show },
+    victim_show => sub { mkshow('victim ' . ++$N) },
+    unsubscribe_token => sub { $unsub->{json}{unsubscribe_token} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,

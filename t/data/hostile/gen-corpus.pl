@@ -35,6 +35,8 @@
 #   ok_2xx    a reason: a 2xx answer is also right for this case (README)
 #   status    a list: the only statuses accepted (501, 505 cases); else 4xx, or 503
 #             with Retry-After
+#   type      the Content-Type of a 2xx answer when it is not JSON (a feed); errors
+#             are JSON still
 # Strings are byte strings: each character is one byte (code points 0-255; JSON
 # "\u00ff" is the byte 0xff).  {{NAME}} placeholders are filled in by the test when it
 # sends the case: {{a*5000}} is 5,000 'a' (any one character), {{cred:KIND}} a valid
@@ -133,6 +135,7 @@ for my $r (@{$T->{routes}}) {
             shape => $shape,
         );
         $case{control} = JSON::PP::true if $c{control};
+        $case{type} = $r->{type} if defined $r->{type};
         my $why = $c{ok_2xx} // $ok2{"$c{target} $c{mutation}"};
         $case{ok_2xx} = $why if defined $why;
         push @cases, \%case;
@@ -265,7 +268,8 @@ __DATA__
 
 # --- body shapes shared by several routes -----------------------------------------------
 # "null": "error": null is refused even when the field is optional (not "not given").
-# "ok_2xx": {mutation: reason}: a 2xx answer is right too.
+# "ok_2xx": {mutation: reason}: a 2xx answer is right too.  A field a route ignores (a
+# comment's status on create: always pending) is not in its set.
 "fieldsets": {
   "article": {
     "title": {"type": "string"}, "slug": {"type": "string"}, "subtitle": {"type": "string"},
@@ -284,6 +288,29 @@ __DATA__
     "description": {"type": "string", "ok_2xx": {"long": "a category description takes up to 5000 characters"}},
     "accent_color": {"type": "string"}, "image_url": {"type": "url"}, "locale": {"type": "string"},
     "display_order": {"type": "integer"}
+  },
+  "comment": {
+    "article_id": {"type": "string"}, "parent_id": {"type": "string"}, "author_name": {"type": "string"},
+    "author_email": {"type": "string"},
+    "content": {"type": "string", "ok_2xx": {"long": "a comment takes up to 10,000 characters (README, API notes)"}}
+  },
+  "comment_patch": {
+    "status": {"type": "string"},
+    "content": {"type": "string", "null": "error", "ok_2xx": {"long": "a comment takes up to 10,000 characters (README, API notes)"}}
+  },
+  "subscriber": {"email": {"type": "string"}, "name": {"type": "string"}, "status": {"type": "string"}},
+  "podcast_show": {
+    "title": {"type": "string"}, "slug": {"type": "string"},
+    "description": {"type": "string", "ok_2xx": {"long": "a show description takes up to 10,000 characters"}},
+    "image_url": {"type": "url"}, "link": {"type": "url"}, "author": {"type": "string"},
+    "language": {"type": "string"}, "category": {"type": "string"}, "explicit": {"type": "boolean"}
+  },
+  "podcast_episode": {
+    "show_id": {"type": "string"}, "title": {"type": "string"},
+    "description": {"type": "string", "ok_2xx": {"long": "an episode description takes up to 10,000 characters"}},
+    "audio_url": {"type": "url"}, "audio_type": {"type": "string"}, "audio_size_bytes": {"type": "integer"},
+    "duration_seconds": {"type": "integer"}, "episode_number": {"type": "integer"}, "status": {"type": "string"},
+    "published_at": {"type": "string"}
   },
   "ext_config": {
     "note": {"type": "string"}, "count": {"type": "number"}, "flag": {"type": "boolean"},
@@ -370,6 +397,69 @@ __DATA__
    "params": {"ws": "{{ws}}", "id": "{{category}}"}, "body": {"name": "Patched {{n}}"}, "fields": "category"},
   {"route": "DELETE /v1/workspaces/:ws/categories/:id", "cred": "session",
    "params": {"ws": "{{ws}}", "id": "{{victim_category}}"}},
+
+  {"route": "GET /v1/api/comments", "cred": "api",
+   "query": {"article_id": {"value": "{{article}}"}, "status": {"value": "pending"},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/comments", "cred": "api",
+   "body": {"article_id": "{{article}}", "author_name": "Hostile", "content": "Hostile {{n}}"},
+   "fields": "comment", "required": ["article_id", "author_name", "content"]},
+  {"route": "PATCH /v1/api/comments/:id", "cred": "api", "params": {"id": "{{comment}}"},
+   "body": {"status": "approved"}, "fields": "comment_patch"},
+  {"route": "DELETE /v1/api/comments/:id", "cred": "api", "params": {"id": "{{victim_comment}}"}},
+  {"route": "GET /v1/workspaces/:ws/comments", "cred": "session", "params": {"ws": "{{ws}}"},
+   "query": {"article_id": {"value": "{{article}}"}, "status": {"value": "pending"},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/workspaces/:ws/comments", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"article_id": "{{article}}", "author_name": "Hostile", "content": "Hostile {{n}}"},
+   "fields": "comment", "required": ["article_id", "author_name", "content"]},
+  {"route": "PATCH /v1/workspaces/:ws/comments/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{comment}}"}, "body": {"status": "approved"}, "fields": "comment_patch"},
+  {"route": "DELETE /v1/workspaces/:ws/comments/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{victim_comment}}"}},
+
+  {"route": "GET /v1/api/subscribers", "cred": "api", "query": {"status": {"value": "subscribed"}, "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/subscribers", "cred": "api", "body": {"email": "{{email}}"},
+   "fields": "subscriber", "required": ["email"]},
+  {"route": "GET /v1/workspaces/:ws/subscribers", "cred": "session", "params": {"ws": "{{ws}}"},
+   "query": {"status": {"value": "subscribed"}, "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/workspaces/:ws/subscribers", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"email": "{{email}}"}, "fields": "subscriber", "required": ["email"]},
+  {"route": "POST /v1/unsubscribe/:token", "cred": "none", "params": {"token": "{{unsubscribe_token}}"}},
+
+  {"route": "GET /v1/api/podcast-shows", "cred": "api", "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "GET /v1/api/podcast-shows/:id", "cred": "api", "params": {"id": "{{show}}"}},
+  {"route": "GET /v1/workspaces/:ws/podcast-shows", "cred": "session", "params": {"ws": "{{ws}}"},
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "GET /v1/workspaces/:ws/podcast-shows/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{show}}"}},
+  {"route": "POST /v1/workspaces/:ws/podcast-shows", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"title": "Hostile {{n}}"}, "fields": "podcast_show", "required": ["title"]},
+  {"route": "PATCH /v1/workspaces/:ws/podcast-shows/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{show}}"}, "body": {"description": "Patched {{n}}"},
+   "fields": "podcast_show"},
+  {"route": "DELETE /v1/workspaces/:ws/podcast-shows/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{victim_show}}"}},
+  {"route": "GET /v1/api/podcast-episodes", "cred": "api",
+   "query": {"show_id": {"value": "{{show}}"}, "status": {"value": "published"}, "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/podcast-episodes", "cred": "api",
+   "body": {"show_id": "{{show}}", "title": "Hostile {{n}}", "audio_url": "https://cdn.example.com/h.mp3"},
+   "fields": "podcast_episode", "required": ["show_id", "title", "audio_url"]},
+  {"route": "GET /v1/workspaces/:ws/podcast-episodes", "cred": "session", "params": {"ws": "{{ws}}"},
+   "query": {"show_id": {"value": "{{show}}"}, "status": {"value": "published"}, "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/workspaces/:ws/podcast-episodes", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"show_id": "{{show}}", "title": "Hostile {{n}}", "audio_url": "https://cdn.example.com/h.mp3"},
+   "fields": "podcast_episode", "required": ["show_id", "title", "audio_url"]},
+  {"route": "GET /v1/feeds/podcasts/:file", "cred": "none", "params": {"file": "{{show}}.xml"},
+   "type": "application/rss+xml"},
 
   {"route": "GET /v1/ext/billing/invoices/:id", "cred": "ext", "params": {"id": "{{invoice}}"}},
   {"route": "POST /v1/ext/billing/payments/:id/record", "cred": "ext", "params": {"id": "{{fresh_invoice}}"},

@@ -164,7 +164,11 @@ sub check_case {
         if $auths == 1 && ($st == 401 || $st == 429);
     my $ct = $r->{headers}{'content-type'};
     my $body = $r->{body} // '';
-    unless ($st == 204 || $st == 304) {
+    if ($ok2 && defined $c->{type}) {
+        # a 2xx of a route that answers another type (a feed): that type, not JSON
+        push @bad, 'Content-Type: ' . ($ct // '(none)') . ", want $c->{type}"
+            unless defined $ct && $ct =~ m{^\Q$c->{type}\E\s*(?:;|$)}i;
+    } elsif (!($st == 204 || $st == 304)) {
         push @bad, 'Content-Type: ' . ($ct // '(none)') . ', want application/json'
             unless defined $ct && $ct =~ m{^application/json\s*(?:;|$)}i;
         my $j = eval { JSON::PP->new->utf8->allow_nonref->decode($body) };
