@@ -6,7 +6,9 @@
 # on the same PostgreSQL. Routes: GET /v1/health (a SELECT 1 and a Redis PING),
 # GET /v1/api/articles/{id} (the key and the article in one statement) and
 # GET /v1/api/articles?limit=20 (the key and the page in one statement; against pgbench
-# running the reference page read on 10,000 articles, not our statement), and the list's
+# running the reference page read on 10,000 articles, not our statement),
+# GET /v1/api/comments?article_id=...&limit=20 (the same against the reference page of
+# one article's comments among 20,000), and the list's
 # p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE).
 # Prints the rates and the ratios route/static and route/pgbench.
 #
@@ -150,7 +152,7 @@ admin=(env CMS_DATABASE_URL="hostaddr=127.0.0.1 port=$pg dbname=bench user=postg
 "${admin[@]}" user create --email bench@example.com --password bench-password-1 --verified >/dev/null
 ws=$("${admin[@]}" workspace create --name Bench --owner bench@example.com)
 key=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name bench \
-          --scopes articles:read,articles:write)
+          --scopes articles:read,articles:write,comments:read)
 body='<p>'$(printf 'word %.0s' $(seq 1 400))'</p>'
 for i in $(seq 1 10); do
     curl -s -o /dev/null -X POST -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
@@ -202,6 +204,34 @@ run_wrk "static file of the same size" /static/list.json
 b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/list.sql"
 row "GET /v1/api/articles?limit=20" "$a" "$b" "$tps"
+
+# The comments of one article, a page of 20 (src/ngx_http_cms_comments.c): 200 on the
+# article read and on each of 100 others of the workspace (20,200 in all), so that the
+# page must come from the article's index; against pgbench running the reference: the
+# key, the page, its total.
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO comments (workspace_id, article_id, author_name, author_email, content, status, created_at)
+    SELECT a.workspace_id, a.id, 'Reader ' || g, 'reader' || g || '@example.com',
+           'A comment of a few words, number ' || g, (ARRAY['pending','approved','spam'])[1 + g % 3],
+           now() - g * interval '1 second'
+      FROM (SELECT * FROM articles WHERE workspace_id = '$ws' ORDER BY created_at LIMIT 101) a,
+           generate_series(1, 200) g;
+    VACUUM ANALYZE comments"
+echo "comments: $(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "SELECT count(*) FROM comments"), \
+$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "SELECT count(*) FROM comments WHERE article_id = '$id'") on the article"
+cat >"$prefix/comments.sql" <<SQL
+$keysql $keyfrom;
+SELECT id, article_id, parent_id, author_name, author_email, content, status, cms_ts(created_at) FROM comments WHERE article_id = '$id' ORDER BY created_at DESC, id DESC LIMIT 20;
+SELECT count(*) FROM comments WHERE article_id = '$id';
+SQL
+snapshot "/v1/api/comments?article_id=$id&limit=20" comments.json "${auth[@]}"
+echo; echo "comment list body: $(stat -c %s "$prefix/static/comments.json") bytes"
+run_wrk "GET comments?article_id&limit=20" "/v1/api/comments?article_id=$id&limit=20" "${auth[@]}"
+a=$rate
+run_wrk "static file of the same size" /static/comments.json
+b=$rate
+run_pgbench "the reference: key, page of 20, total" "$prefix/comments.sql"
+row "GET /v1/api/comments?article_id" "$a" "$b" "$tps"
 
 # The list must not cost what the workspace holds: the same page in a workspace of
 # 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency

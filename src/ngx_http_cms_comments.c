@@ -42,16 +42,8 @@ static ngx_int_t ngx_http_cms_comments_update(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_comments_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_comments_created(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_comments_got(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_comments_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_comments_content(ngx_http_request_t *r,
     ngx_str_t *content);
-static ngx_int_t ngx_http_cms_comments_id(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 
 
 /* what every statement returns: 0 (a list's total) and the comment */
@@ -279,24 +271,10 @@ ngx_http_cms_comments_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    ctx->data = (void *) &ngx_http_cms_comment;
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_comments_insert_sql, args,
-                                 6, ngx_http_cms_comments_created);
-}
-
-
-static ngx_int_t
-ngx_http_cms_comments_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_CREATED, &ngx_http_cms_comment,
-                                 res);
+                                 6, ngx_http_cms_row_done);
 }
 
 
@@ -306,7 +284,7 @@ ngx_http_cms_comments_update(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[4];
 
-    rc = ngx_http_cms_comments_id(r, ctx, args);
+    rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -323,23 +301,10 @@ ngx_http_cms_comments_update(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    ctx->data = (void *) &ngx_http_cms_comment;
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_comments_update_sql, args,
-                                 4, ngx_http_cms_comments_got);
-}
-
-
-static ngx_int_t
-ngx_http_cms_comments_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_comment, res);
+                                 4, ngx_http_cms_row_done);
 }
 
 
@@ -349,30 +314,14 @@ ngx_http_cms_comments_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[2];
 
-    rc = ngx_http_cms_comments_id(r, ctx, args);
+    rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
     }
 
+    /* no such comment: cms_comment_delete() raises not_found */
     return ngx_http_cms_pg_query(r, &ngx_http_cms_comments_delete_sql, args,
-                                 2, ngx_http_cms_comments_deleted);
-}
-
-
-static ngx_int_t
-ngx_http_cms_comments_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    /* no such comment: cms_comment_delete() raised not_found */
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+                                 2, ngx_http_cms_deleted_done);
 }
 
 
@@ -395,22 +344,6 @@ ngx_http_cms_comments_content(ngx_http_request_t *r, ngx_str_t *content)
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_COMMENT_TOO_LONG,
                                  "content");
     }
-
-    return NGX_OK;
-}
-
-
-/* workspace and comment id; a malformed id is simply not found */
-static ngx_int_t
-ngx_http_cms_comments_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *args)
-{
-    if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    args[0] = ctx->principal.workspace_id;
-    args[1] = ctx->params[0];
 
     return NGX_OK;
 }

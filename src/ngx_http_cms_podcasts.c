@@ -44,20 +44,12 @@ static ngx_int_t ngx_http_cms_shows_update(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_shows_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_shows_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_shows_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, int mode, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_episodes_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_episodes_create(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_podcasts_created(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_podcasts_got(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_podcasts_id(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 static int ngx_http_cms_podcasts_audio_type(const char *p, size_t len);
 
 
@@ -348,7 +340,7 @@ ngx_http_cms_shows_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[2];
 
-    rc = ngx_http_cms_podcasts_id(r, ctx, args);
+    rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -356,7 +348,7 @@ ngx_http_cms_shows_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->data = (void *) &ngx_http_cms_show;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_shows_get_sql, args, 2,
-                                 ngx_http_cms_podcasts_got);
+                                 ngx_http_cms_row_done);
 }
 
 
@@ -374,7 +366,7 @@ ngx_http_cms_shows_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->data = (void *) &ngx_http_cms_show;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_shows_insert_sql, args, 10,
-                                 ngx_http_cms_podcasts_created);
+                                 ngx_http_cms_row_done);
 }
 
 
@@ -384,7 +376,7 @@ ngx_http_cms_shows_update(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[NGX_HTTP_CMS_SHOW_ARGS], id[2];
 
-    rc = ngx_http_cms_podcasts_id(r, ctx, id);
+    rc = ngx_http_cms_path_id(r, ctx, id);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -398,7 +390,7 @@ ngx_http_cms_shows_update(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->data = (void *) &ngx_http_cms_show;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_shows_update_sql, args, 11,
-                                 ngx_http_cms_podcasts_got);
+                                 ngx_http_cms_row_done);
 }
 
 
@@ -408,33 +400,13 @@ ngx_http_cms_shows_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[2];
 
-    rc = ngx_http_cms_podcasts_id(r, ctx, args);
+    rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_shows_delete_sql, args, 2,
-                                 ngx_http_cms_shows_deleted);
-}
-
-
-static ngx_int_t
-ngx_http_cms_shows_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+                                 ngx_http_cms_deleted_done);
 }
 
 
@@ -502,54 +474,7 @@ ngx_http_cms_episodes_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->data = (void *) &ngx_http_cms_episode;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_episodes_insert_sql, args,
-                                 11, ngx_http_cms_podcasts_created);
-}
-
-
-/* the record of ctx->data from the row; no row: no such show (404) */
-static ngx_int_t
-ngx_http_cms_podcasts_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_CREATED, ctx->data, res);
-}
-
-
-static ngx_int_t
-ngx_http_cms_podcasts_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_OK, ctx->data, res);
-}
-
-
-/* workspace and show id; a malformed id is simply not found */
-static ngx_int_t
-ngx_http_cms_podcasts_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *args)
-{
-    if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    args[0] = ctx->principal.workspace_id;
-    args[1] = ctx->params[0];
-
-    return NGX_OK;
+                                 11, ngx_http_cms_row_done);
 }
 
 

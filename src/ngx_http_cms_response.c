@@ -13,6 +13,7 @@
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
 #include "cms_json_scan.h"
+#include "cms_uuid.h"
 #include "ngx_http_cms_crypto.h"
 
 
@@ -780,4 +781,58 @@ ngx_http_cms_send_row_with(ngx_http_request_t *r, ngx_uint_t status,
     body.len = p - body.data;
 
     return ngx_http_cms_send(r, status, &body);
+}
+
+
+ngx_int_t
+ngx_http_cms_row_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_send_row(r, r->method == NGX_HTTP_POST
+                                    ? NGX_HTTP_CREATED : NGX_HTTP_OK,
+                                 ctx->data, res);
+}
+
+
+ngx_int_t
+ngx_http_cms_deleted_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+    ngx_str_t  empty = ngx_null_string;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+}
+
+
+ngx_int_t
+ngx_http_cms_path_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *args)
+{
+    if (ctx->nparams == 0
+        || !cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    args[0] = ctx->principal.workspace_id;
+    args[1] = ctx->params[0];
+
+    return NGX_OK;
 }

@@ -110,4 +110,26 @@ ngx_int_t ngx_http_cms_send_row_with(ngx_http_request_t *r,
     ngx_keyval_t *extra);
 
 
+/*
+ * Continuations for the record routes: the result checked, then row 0
+ * sent as the record in ctx->data (ngx_http_cms_record_t), 201 for a POST
+ * and 200 otherwise, no row answering 404 (_row_done); or 204 with no
+ * body, no row answering 404 (_deleted_done).  They return the handler
+ * contract's codes.
+ */
+ngx_int_t ngx_http_cms_row_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+ngx_int_t ngx_http_cms_deleted_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+
+/*
+ * The arguments of a record's statement: args[0] the principal's
+ * workspace, args[1] the path's first parameter, a uuid.  NGX_OK, or 404
+ * not_found recorded for anything else (a malformed id is simply not
+ * found).
+ */
+ngx_int_t ngx_http_cms_path_id(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
+
+
 #endif /* _NGX_HTTP_CMS_RESPONSE_H_INCLUDED_ */
