@@ -105,6 +105,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_billing_routes,
     ngx_http_cms_control_routes,
     ngx_http_cms_extensions_routes,
+    ngx_http_cms_custom_modules_routes,
+    ngx_http_cms_entries_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

@@ -109,6 +109,7 @@ cms_custom_schema_check(json_t *schema, json_t **out,
                                  "100 fields", NULL);
     }
 
+    nf = NULL;
     norm = json_object();
     list = json_array();
     keys = json_object();
