@@ -40,6 +40,15 @@ my $ws = workspace($owner->{token}, 'Hostile');
 my $API = key($owner->{token}, $ws, 'all scopes', @ALL_SCOPES);
 my $article = mk($API, { title => 'Hostile target' })->{id};
 my $category = mkcat($API, { name => 'Hostile target' })->{id};
+my $custom_module = req(POST => "/v1/workspaces/$ws/custom-modules", $owner->{token},
+    { slug => 'hostile', name => 'Hostile',
+      schema => { fields => [{ key => 'title', label => 'Title', type => 'text' }] } })->{json}{custom_module}{id};
+sub mkentry {
+    my $r = req(POST => '/v1/api/custom/hostile/entries', $API, { data => { title => $_[0] } });
+    die 'custom entry: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{custom_entry}{id};
+}
+my $custom_entry = mkentry('Hostile target');
 
 my $fac = facility();
 my $ext = extension($fac);
@@ -96,6 +105,15 @@ my %FILL = (
     category => sub { $category },
     victim_article => sub { mk($API, { title => 'Victim ' . ++$N })->{id} },
     victim_category => sub { mkcat($API, { name => 'Victim ' . ++$N })->{id} },
+    custom => sub { 'hostile' },
+    custom_module => sub { $custom_module },
+    custom_entry => sub { $custom_entry },
+    victim_entry => sub { mkentry('Victim ' . ++$N) },
+    victim_module => sub {
+        my $r = req(POST => "/v1/workspaces/$ws/custom-modules", $owner->{token},
+                    { slug => 'victim-' . ++$N, name => 'Victim' });
+        die 'custom module: ' . diag_resp($r) unless $r->{status} == 201;
+        $r->{json}{custom_module}{id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,

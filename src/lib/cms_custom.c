@@ -28,6 +28,8 @@ static int cms_custom_refuse(cms_custom_error_t *err, const char *path,
     const char *fmt, const char *arg);
 static int cms_custom_field_check(json_t *f, size_t i, json_t *keys,
     json_t **out, cms_custom_error_t *err);
+static int cms_custom_field_type(json_t *f, size_t i, json_t **out,
+    cms_custom_error_t *err);
 static int cms_custom_options_check(json_t *opts, int type, size_t i,
     cms_custom_error_t *err);
 static int cms_custom_value_check(json_t *f, int type, json_t *v,
@@ -71,6 +73,7 @@ cms_custom_refuse(cms_custom_error_t *err, const char *path, const char *fmt,
 }
 
 
+/* long: the schema's shape, then each field, a refusal each */
 int
 cms_custom_schema_check(json_t *schema, json_t **out,
     cms_custom_error_t *err)
@@ -143,14 +146,13 @@ cms_custom_schema_check(json_t *schema, json_t **out,
 }
 
 
-/* long: each member of a field, a refusal each */
+/* long: a field's key and label, a refusal each; then its type */
 static int
 cms_custom_field_check(json_t *f, size_t i, json_t *keys, json_t **out,
     cms_custom_error_t *err)
 {
-    int          type;
     char         path[CMS_CUSTOM_PATH_MAX];
-    json_t      *key, *label, *t, *req, *opts, *v;
+    json_t      *key, *label, *v;
     const char  *name;
 
     snprintf(path, sizeof(path), "schema.fields[%zu]", i);
@@ -161,7 +163,6 @@ cms_custom_field_check(json_t *f, size_t i, json_t *keys, json_t **out,
 
     json_object_foreach(f, name, v) {
         if (!cms_str_one_of(name, strlen(name), cms_custom_members)) {
-            snprintf(path, sizeof(path), "schema.fields[%zu]", i);
             return cms_custom_refuse(err, path, "%s takes key, label, "
                                      "type, required and options only",
                                      NULL);
@@ -198,6 +199,23 @@ cms_custom_field_check(json_t *f, size_t i, json_t *keys, json_t **out,
                                  "200 characters", NULL);
     }
 
+    if (json_object_set(keys, json_string_value(key), json_true()) != 0) {
+        return CMS_CUSTOM_ERROR;
+    }
+
+    return cms_custom_field_type(f, i, out, err);
+}
+
+
+/* type, required and options; then the field in its normal form */
+static int
+cms_custom_field_type(json_t *f, size_t i, json_t **out,
+    cms_custom_error_t *err)
+{
+    int      type;
+    char     path[CMS_CUSTOM_PATH_MAX];
+    json_t  *t, *req, *opts;
+
     t = json_object_get(f, "type");
     type = json_is_string(t) ? cms_custom_type(json_string_value(t),
                                                json_string_length(t))
@@ -224,12 +242,12 @@ cms_custom_field_check(json_t *f, size_t i, json_t *keys, json_t **out,
         return CMS_CUSTOM_REFUSED;
     }
 
-    *out = json_pack("{s:O,s:O,s:O,s:b}", "key", key, "label", label,
-                     "type", t, "required", json_is_true(req));
+    *out = json_pack("{s:O,s:O,s:O,s:b}", "key", json_object_get(f, "key"),
+                     "label", json_object_get(f, "label"), "type", t,
+                     "required", json_is_true(req));
 
     if (*out == NULL
-        || (opts && json_object_set(*out, "options", opts) != 0)
-        || json_object_set(keys, json_string_value(key), json_true()) != 0)
+        || (opts && json_object_set(*out, "options", opts) != 0))
     {
         json_decref(*out);
         return CMS_CUSTOM_ERROR;
@@ -365,14 +383,121 @@ cms_custom_value_check(json_t *f, int type, json_t *v,
 }
 
 
-/* long: the string types, one rule and one message each */
+/* the string types: a rule and what its refusal says */
+typedef struct {
+    int                         type;
+    int                       (*ok)(json_t *f, const char *s, size_t len);
+    const char                 *what;
+} cms_custom_rule_t;
+
+
+static int
+cms_custom_text_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+
+    return cms_custom_chars(s, len) <= CMS_CUSTOM_TEXT_MAX;
+}
+
+
+static int
+cms_custom_richtext_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+    (void) s;
+
+    return len <= CMS_CUSTOM_RICHTEXT_MAX;
+}
+
+
+static int
+cms_custom_url_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+
+    return cms_url_http_valid(s, len);
+}
+
+
+static int
+cms_custom_date_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+
+    return cms_custom_date_valid(s, len);
+}
+
+
+static int
+cms_custom_datetime_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+
+    return len <= 64 && cms_rfc3339_valid(s, len);
+}
+
+
+static int
+cms_custom_email_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+
+    return cms_custom_email_valid(s, len);
+}
+
+
+static int
+cms_custom_select_ok(json_t *f, const char *s, size_t len)
+{
+    int      ok;
+    json_t  *v;
+
+    v = json_stringn(s, len);
+    ok = v != NULL && cms_custom_option(f, v);
+    json_decref(v);
+
+    return ok;
+}
+
+
+static int
+cms_custom_media_ok(json_t *f, const char *s, size_t len)
+{
+    (void) f;
+
+    return cms_uuid_valid(s, len);
+}
+
+
+static const cms_custom_rule_t  cms_custom_rules[] = {
+    { CMS_CUSTOM_TEXT, cms_custom_text_ok,
+      "%s must be at most 10000 characters" },
+    { CMS_CUSTOM_RICHTEXT, cms_custom_richtext_ok,
+      "%s must be at most 512 KiB of HTML" },
+    { CMS_CUSTOM_URL, cms_custom_url_ok,
+      "%s must be an absolute http:// or https:// URL" },
+    { CMS_CUSTOM_DATE, cms_custom_date_ok,
+      "%s must be a date YYYY-MM-DD that exists" },
+    { CMS_CUSTOM_DATETIME, cms_custom_datetime_ok,
+      "%s must be an RFC 3339 date-time with a zone" },
+    { CMS_CUSTOM_EMAIL, cms_custom_email_ok,
+      "%s must be an email address" },
+    { CMS_CUSTOM_SELECT, cms_custom_select_ok,
+      "%s must be one of the field's options" },
+    { CMS_CUSTOM_MEDIA, cms_custom_media_ok,
+      "%s must be the id of a media asset" },
+    { CMS_CUSTOM_NONE, NULL, NULL }
+};
+
+
 static int
 cms_custom_string_check(json_t *f, int type, json_t *v,
     cms_custom_error_t *err)
 {
-    char         path[CMS_CUSTOM_PATH_MAX];
-    size_t       len;
-    const char  *s, *what;
+    char                      path[CMS_CUSTOM_PATH_MAX];
+    size_t                    len;
+    const char               *s;
+    const cms_custom_rule_t  *rule;
 
     snprintf(path, sizeof(path), "data.%s",
              json_string_value(json_object_get(f, "key")));
@@ -389,73 +514,14 @@ cms_custom_string_check(json_t *f, int type, json_t *v,
                                  NULL);
     }
 
-    switch (type) {
-
-    case CMS_CUSTOM_TEXT:
-        if (cms_custom_chars(s, len) <= CMS_CUSTOM_TEXT_MAX) {
-            return CMS_CUSTOM_OK;
+    for (rule = cms_custom_rules; rule->ok != NULL; rule++) {
+        if (rule->type == type) {
+            return rule->ok(f, s, len) ? CMS_CUSTOM_OK
+                   : cms_custom_refuse(err, path, rule->what, NULL);
         }
-
-        what = "%s must be at most 10000 characters";
-        break;
-
-    case CMS_CUSTOM_RICHTEXT:
-        if (len <= CMS_CUSTOM_RICHTEXT_MAX) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be at most 512 KiB of HTML";
-        break;
-
-    case CMS_CUSTOM_URL:
-        if (cms_url_http_valid(s, len)) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be an absolute http:// or https:// URL";
-        break;
-
-    case CMS_CUSTOM_DATE:
-        if (cms_custom_date_valid(s, len)) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be a date YYYY-MM-DD that exists";
-        break;
-
-    case CMS_CUSTOM_DATETIME:
-        if (len <= 64 && cms_rfc3339_valid(s, len)) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be an RFC 3339 date-time with a zone";
-        break;
-
-    case CMS_CUSTOM_EMAIL:
-        if (cms_custom_email_valid(s, len)) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be an email address";
-        break;
-
-    case CMS_CUSTOM_SELECT:
-        if (cms_custom_option(f, v)) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be one of the field's options";
-        break;
-
-    default: /* CMS_CUSTOM_MEDIA */
-        if (cms_uuid_valid(s, len)) {
-            return CMS_CUSTOM_OK;
-        }
-
-        what = "%s must be the id of a media asset";
     }
 
-    return cms_custom_refuse(err, path, what, NULL);
+    return cms_custom_refuse(err, path, "%s has a type with no rule", NULL);
 }
 
 
