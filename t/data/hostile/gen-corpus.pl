@@ -389,7 +389,7 @@ __DATA__
    "params": {"id": "{{ws}}", "module": "{{victim_module}}"}},
 
   {"route": "GET /v1/api/custom/:slug/entries", "cred": "api", "params": {"slug": "{{custom}}"},
-   "query": {"sort": {"value": "-title"}, "filter[title]": {"value": "x"},
+   "query": {"sort": {"value": "-title"}, "filter[title]": {"value": "x", "ok_2xx": {"long": "a text filter takes up to 10,000 characters: a value no entry holds is an empty page", "digits30": "digits are text for a text field: an empty page"}},
              "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
              "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
   {"route": "POST /v1/api/custom/:slug/entries", "cred": "api", "params": {"slug": "{{custom}}"},
