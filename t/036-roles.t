@@ -34,7 +34,7 @@ signup_defaults(email_prefix => 'roles');
 start_nginx();
 
 my @ROLES = qw(owner admin editor author viewer);
-my @SCOPES = qw(articles:read articles:write categories:read categories:write);
+my @SCOPES = qw(articles:read articles:write categories:read categories:write custom:read custom:write);
 
 my %U = (owner => signup());
 my $wid = workspace($U{owner}{token}, 'Roles');
@@ -71,6 +71,16 @@ my %theirs = (target => sub { article_by($writer) });
 my %theirs_live = (target => sub { article_by($writer, status => 'published') });
 my %category = (target => sub { mkcat($OK, { name => 'Target ' . ++$n })->{id} });
 my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
+my $rmod = req(POST => "/v1/workspaces/$wid/custom-modules", $U{owner}{token},
+               { slug => 'roles', name => 'Roles',
+                 schema => { fields => [{ key => 'title', label => 'Title', type => 'text' }] } });
+die 'custom module: ' . diag_resp($rmod) unless $rmod->{status} == 201;
+my %custom_module = (target => sub {
+    req(POST => "/v1/workspaces/$wid/custom-modules", $U{owner}{token},
+        { slug => 'target-' . ++$n, name => 'Target' })->{json}{custom_module}{id} });
+my %custom_entry = (target => sub {
+    req(POST => '/v1/api/custom/roles/entries', $OK, { data => { title => 'Target ' . ++$n } })
+        ->{json}{custom_entry}{id} });
 
 my $ALL = join ' ', @ROLES;
 my $AUTHOR_UP = 'owner admin editor author';
@@ -79,6 +89,7 @@ my $ADMIN_UP = 'owner admin';
 my @ART = (tables => [qw(articles article_revisions outbox_events)]);
 my @CAT = (tables => ['categories']);
 my @KEYS = (tables => ['api_keys']);
+my @CUSTOM = (tables => [qw(custom_modules custom_entries outbox_events)]);
 
 my @MATRIX = (
     # articles
@@ -148,6 +159,28 @@ my @MATRIX = (
     { what => 'delete a category', method => 'DELETE', path => '/categories/%s', scope => 'categories:write',
       allow => $EDITOR_UP, status => 204, %category, @CAT },
 
+    # custom modules (sessions only) and their entries
+    { what => 'list custom modules', method => 'GET', path => '/custom-modules', allow => $ALL, status => 200,
+      @CUSTOM },
+    { what => 'create a custom module', method => 'POST', path => '/custom-modules', allow => $ADMIN_UP,
+      status => 201, body => sub { { slug => 'module-' . ++$n, name => 'Module' } }, @CUSTOM },
+    { what => 'patch a custom module', method => 'PATCH', path => '/custom-modules/%s', allow => $ADMIN_UP,
+      status => 200, body => { tagline => 'Edited' }, %custom_module, @CUSTOM },
+    { what => 'delete a custom module', method => 'DELETE', path => '/custom-modules/%s', allow => $ADMIN_UP,
+      status => 204, %custom_module, @CUSTOM },
+    { what => 'list custom entries', method => 'GET', path => '/custom/roles/entries', scope => 'custom:read',
+      allow => $ALL, status => 200, @CUSTOM },
+    { what => 'get a custom entry', method => 'GET', path => '/custom/roles/entries/%s', scope => 'custom:read',
+      allow => $ALL, status => 200, %custom_entry, @CUSTOM },
+    { what => 'create a custom entry', method => 'POST', path => '/custom/roles/entries',
+      scope => 'custom:write', allow => $AUTHOR_UP, status => 201,
+      body => sub { { data => { title => 'Entry ' . ++$n } } }, @CUSTOM },
+    { what => 'patch a custom entry', method => 'PATCH', path => '/custom/roles/entries/%s',
+      scope => 'custom:write', allow => $AUTHOR_UP, status => 200, body => { data => { title => 'Edited' } },
+      %custom_entry, @CUSTOM },
+    { what => 'delete a custom entry', method => 'DELETE', path => '/custom/roles/entries/%s',
+      scope => 'custom:write', allow => $AUTHOR_UP, status => 204, %custom_entry, @CUSTOM },
+
     # the workspace and its keys (sessions only)
     { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },
     { what => 'list the keys', method => 'GET', path => '/api-keys', allow => $ADMIN_UP, status => 200, @KEYS },
@@ -205,6 +238,7 @@ for my $row (@MATRIX) {
     my (%have, %want);
     for my $row (@MATRIX) {
         (my $p = $row->{path}) =~ s/%s/:id/;
+        $p =~ s{^/custom/roles/}{/custom/:slug/};
         $have{"$row->{method} /v1/api$p"} = 1 if defined $row->{scope};
         $have{"$row->{method} /v1/workspaces/:ws$p"} = 1;
     }
@@ -214,6 +248,7 @@ for my $row (@MATRIX) {
         next if $path eq '/v1/api/key';     # a key's own record: any key, no role
         $path =~ s{^/v1/workspaces/:id}{/v1/workspaces/:ws};
         $path =~ s{/:key$}{/:id};
+        $path =~ s{/:module$}{/:id};
         $want{"$m $path"} = 1;
     }
     ok keys(%want) >= 20, 'role-bound routes found (' . scalar(keys %want) . ')';
