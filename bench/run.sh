@@ -9,7 +9,9 @@
 # running the reference page read on 10,000 articles, not our statement),
 # GET /v1/api/comments?article_id=...&limit=20 (the same against the reference page of
 # one article's comments among 20,000), and the list's
-# p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE).
+# p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE), and
+# GET /v1/api/custom/{slug}/entries?filter[colour]=black (10,000 entries, BENCH_ENTRIES)
+# against pgbench running its two statements (goal: a ratio of 0.6 or more).
 # Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
@@ -232,6 +234,42 @@ run_wrk "static file of the same size" /static/comments.json
 b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/comments.sql"
 row "GET /v1/api/comments?article_id" "$a" "$b" "$tps"
+# A custom module of BENCH_ENTRIES (10,000) entries and a filtered page of 20: against
+# pgbench running the same two statements (the key lookup, then the route's list
+# statement of src/ngx_http_cms_entries.c with its parameters in place).
+ckey=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name custom \
+           --scopes custom:read)
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO custom_modules (workspace_id, slug, name, schema)
+    VALUES ('$ws', 'products', 'Products', '{\"fields\": [
+        {\"key\": \"title\", \"label\": \"Title\", \"type\": \"text\", \"required\": true},
+        {\"key\": \"colour\", \"label\": \"Colour\", \"type\": \"select\", \"required\": false,
+         \"options\": [\"red\", \"green\", \"blue\", \"black\"]},
+        {\"key\": \"price\", \"label\": \"Price\", \"type\": \"number\", \"required\": false}]}');
+    INSERT INTO custom_entries (workspace_id, module_id, data, created_at)
+    SELECT '$ws', m.id, jsonb_build_object('title', 'Product ' || g,
+               'colour', CASE WHEN g % 50 = 0 THEN 'black' ELSE (ARRAY['red', 'green', 'blue'])[1 + g % 3] END,
+               'price', g), now() - g * interval '1 second'
+      FROM custom_modules m, generate_series(1, ${BENCH_ENTRIES:-10000}) g WHERE m.slug = 'products'"
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM ANALYZE"
+chash=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+            -c "SELECT encode(secret_hash, 'hex') FROM api_keys WHERE name = 'custom'")
+ckeyfrom=${keyfrom//$hash/$chash}
+entries='e.id, e.workspace_id, e.module_id, e.data, e.status, cms_ts(e.created_at), cms_ts(e.updated_at)'
+cat >"$prefix/entries.sql" <<SQL
+$keysql $ckeyfrom;
+SELECT t.total, p.* FROM (SELECT m.id AS mid, x.f, x.k, (SELECT count(*) FROM custom_entries e WHERE e.module_id = m.id AND e.data @> x.f) AS total FROM cms_custom_module('$ws', 'products') m CROSS JOIN LATERAL (SELECT cms_custom_filter(m.schema, '{"colour": "black"}'::jsonb) AS f, NULL::text AS k OFFSET 0) x OFFSET 0) t LEFT JOIN LATERAL (SELECT $entries FROM custom_entries e WHERE e.module_id = t.mid AND e.data @> t.f ORDER BY e.created_at DESC, e.id DESC LIMIT 20 OFFSET 0) p ON true;
+SQL
+cauth=(-H "Authorization: Bearer $ckey")
+epath="/v1/api/custom/products/entries?filter%5Bcolour%5D=black&limit=20"
+snapshot "$epath" entries.json "${cauth[@]}"
+echo; echo "entry list body: $(stat -c %s "$prefix/static/entries.json") bytes"
+run_wrk "GET custom entries, filtered" "$epath" "${cauth[@]}"
+a=$rate
+run_wrk "static file of the same size" /static/entries.json
+b=$rate
+run_pgbench "the same statements: key, filtered page of 20 with its total" "$prefix/entries.sql"
+row "GET custom entries?filter[]" "$a" "$b" "$tps"
 
 # The list must not cost what the workspace holds: the same page in a workspace of
 # 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency

@@ -127,6 +127,15 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "A URL is required"),
     ngx_http_cms_err(404, "not_found", "not_found",
                      "This unsubscribe link is not valid"),
+    ngx_http_cms_err(400, "slug_required", "invalid_request",
+                     "slug is required"),
+    ngx_http_cms_err(409, "slug_taken", "conflict",
+                     "A custom module with this slug exists"),
+    ngx_http_cms_err(403, "module_disabled", "insufficient_scope",
+                     "The custom module is disabled"),
+    ngx_http_cms_err(403, "module_not_allowed", "insufficient_scope",
+                     "The workspace's plan does not include custom "
+                     "modules"),
 
     ngx_http_cms_err(422, "validation_error", "validation_error",
                      "A value failed validation"),
@@ -202,6 +211,26 @@ ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
     }
 
     return ngx_http_cms_errors[code].status;
+}
+
+
+ngx_int_t
+ngx_http_cms_fail_copy(ngx_http_request_t *r, ngx_uint_t code,
+    const char *param, const char *message)
+{
+    u_char  *p, *m;
+    size_t   n;
+
+    n = ngx_strlen(param) + 1;
+    p = ngx_pnalloc(r->pool, n + ngx_strlen(message) + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    m = ngx_cpymem(p, param, n);
+    ngx_memcpy(m, message, ngx_strlen(message) + 1);
+
+    return ngx_http_cms_fail_msg(r, code, (char *) p, (char *) m);
 }
 
 
@@ -364,6 +393,8 @@ ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
         { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
         { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
         { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+        { "custom_modules_slug_key", NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
+          "slug" },
     };
 
     field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);

@@ -74,6 +74,12 @@ typedef enum {
     NGX_HTTP_CMS_ERR_URL_REQUIRED,
     NGX_HTTP_CMS_ERR_INVALID_UNSUBSCRIBE,
 
+    /* custom modules */
+    NGX_HTTP_CMS_ERR_SLUG_REQUIRED,
+    NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
+    NGX_HTTP_CMS_ERR_MODULE_DISABLED,
+    NGX_HTTP_CMS_ERR_MODULE_NOT_ALLOWED,
+
     /* extensions */
     NGX_HTTP_CMS_ERR_EXT_VALIDATION,
     NGX_HTTP_CMS_ERR_INVALID_STATE,
@@ -112,6 +118,13 @@ ngx_int_t ngx_http_cms_fail(ngx_http_request_t *r, ngx_uint_t code,
 
 /* Same, with a message that replaces the catalogue's default text. */
 ngx_int_t ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
+    const char *param, const char *message);
+
+/*
+ * Same, with "param" and "message" (a field's name and a sentence naming
+ * it, from a validator's buffer) copied into r->pool first.
+ */
+ngx_int_t ngx_http_cms_fail_copy(ngx_http_request_t *r, ngx_uint_t code,
     const char *param, const char *message);
 
 /* The catalogue entry for "code"; unknown codes give the internal error. */

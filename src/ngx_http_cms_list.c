@@ -108,9 +108,15 @@ ngx_http_cms_list_send(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"limit\":%ui,"
-                    "\"offset\":%ui}}", PQgetvalue(res, 0, page->base),
-                    page->limit, page->offset);
+    if (page->no_limit) {
+        p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"offset\":%ui}}",
+                        PQgetvalue(res, 0, page->base), page->offset);
+
+    } else {
+        p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"limit\":%ui,"
+                        "\"offset\":%ui}}", PQgetvalue(res, 0, page->base),
+                        page->limit, page->offset);
+    }
     body.len = p - body.data;
 
     return ngx_http_cms_send(r, NGX_HTTP_OK, &body);

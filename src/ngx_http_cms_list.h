@@ -31,6 +31,8 @@ typedef struct {
     ngx_uint_t                  base;      /* where the total's column is:
                                               0, or after a fused key's */
     const ngx_http_cms_record_t  *rec;     /* what a row is */
+    unsigned                    no_limit:1;  /* pagination without limit
+                                                (custom entries: spec) */
 } ngx_http_cms_page_t;
 
 

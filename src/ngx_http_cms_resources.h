@@ -81,6 +81,8 @@ extern ngx_http_cms_route_t  ngx_http_cms_comments_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_subscribers_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_podcasts_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_podcasts_feed_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_custom_modules_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_entries_routes[];
 
 /* only with "cms_test_routes on" */
 extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];

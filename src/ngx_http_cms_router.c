@@ -109,6 +109,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_subscribers_routes,
     ngx_http_cms_podcasts_routes,
     ngx_http_cms_podcasts_feed_routes,
+    ngx_http_cms_custom_modules_routes,
+    ngx_http_cms_entries_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

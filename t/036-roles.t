@@ -36,7 +36,7 @@ start_nginx();
 my @ROLES = qw(owner admin editor author viewer);
 my @SCOPES = qw(articles:read articles:write categories:read categories:write
                 comments:read comments:write podcasts:read podcasts:write
-                subscribers:read subscribers:write);
+                subscribers:read subscribers:write custom:read custom:write);
 
 my %U = (owner => signup());
 my $wid = workspace($U{owner}{token}, 'Roles');
@@ -85,6 +85,16 @@ sub show_target {
 my $the_show = show_target();
 my %show = (target => \&show_target);
 my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
+my $rmod = req(POST => "/v1/workspaces/$wid/custom-modules", $U{owner}{token},
+               { slug => 'roles', name => 'Roles',
+                 schema => { fields => [{ key => 'title', label => 'Title', type => 'text' }] } });
+die 'custom module: ' . diag_resp($rmod) unless $rmod->{status} == 201;
+my %custom_module = (target => sub {
+    req(POST => "/v1/workspaces/$wid/custom-modules", $U{owner}{token},
+        { slug => 'target-' . ++$n, name => 'Target' })->{json}{custom_module}{id} });
+my %custom_entry = (target => sub {
+    req(POST => '/v1/api/custom/roles/entries', $OK, { data => { title => 'Target ' . ++$n } })
+        ->{json}{custom_entry}{id} });
 
 my $ALL = join ' ', @ROLES;
 my $AUTHOR_UP = 'owner admin editor author';
@@ -97,6 +107,7 @@ my @COM = (tables => [qw(comments outbox_events)]);
 my @SUB = (tables => ['subscribers']);
 my @SHOW = (tables => ['podcast_shows']);
 my @EP = (tables => ['podcast_episodes']);
+my @CUSTOM = (tables => [qw(custom_modules custom_entries outbox_events)]);
 
 my @MATRIX = (
     # articles
@@ -200,6 +211,27 @@ my @MATRIX = (
       allow => $AUTHOR_UP, status => 201,
       body => sub { { show_id => $the_show, title => 'Episode ' . ++$n, status => 'published',
                       audio_url => 'https://cdn.example.com/e.mp3' } }, @EP },
+    # custom modules (sessions only) and their entries
+    { what => 'list custom modules', method => 'GET', path => '/custom-modules', allow => $ALL, status => 200,
+      @CUSTOM },
+    { what => 'create a custom module', method => 'POST', path => '/custom-modules', allow => $ADMIN_UP,
+      status => 201, body => sub { { slug => 'module-' . ++$n, name => 'Module' } }, @CUSTOM },
+    { what => 'patch a custom module', method => 'PATCH', path => '/custom-modules/%s', allow => $ADMIN_UP,
+      status => 200, body => { tagline => 'Edited' }, %custom_module, @CUSTOM },
+    { what => 'delete a custom module', method => 'DELETE', path => '/custom-modules/%s', allow => $ADMIN_UP,
+      status => 204, %custom_module, @CUSTOM },
+    { what => 'list custom entries', method => 'GET', path => '/custom/roles/entries', scope => 'custom:read',
+      allow => $ALL, status => 200, @CUSTOM },
+    { what => 'get a custom entry', method => 'GET', path => '/custom/roles/entries/%s', scope => 'custom:read',
+      allow => $ALL, status => 200, %custom_entry, @CUSTOM },
+    { what => 'create a custom entry', method => 'POST', path => '/custom/roles/entries',
+      scope => 'custom:write', allow => $AUTHOR_UP, status => 201,
+      body => sub { { data => { title => 'Entry ' . ++$n } } }, @CUSTOM },
+    { what => 'patch a custom entry', method => 'PATCH', path => '/custom/roles/entries/%s',
+      scope => 'custom:write', allow => $AUTHOR_UP, status => 200, body => { data => { title => 'Edited' } },
+      %custom_entry, @CUSTOM },
+    { what => 'delete a custom entry', method => 'DELETE', path => '/custom/roles/entries/%s',
+      scope => 'custom:write', allow => $AUTHOR_UP, status => 204, %custom_entry, @CUSTOM },
 
     # the workspace and its keys (sessions only)
     { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },
@@ -258,6 +290,7 @@ for my $row (@MATRIX) {
     my (%have, %want);
     for my $row (@MATRIX) {
         (my $p = $row->{path}) =~ s/%s/:id/;
+        $p =~ s{^/custom/roles/}{/custom/:slug/};
         $have{"$row->{method} /v1/api$p"} = 1 if defined $row->{scope};
         $have{"$row->{method} /v1/workspaces/:ws$p"} = 1;
     }
@@ -267,6 +300,7 @@ for my $row (@MATRIX) {
         next if $path eq '/v1/api/key';     # a key's own record: any key, no role
         $path =~ s{^/v1/workspaces/:id}{/v1/workspaces/:ws};
         $path =~ s{/:key$}{/:id};
+        $path =~ s{/:module$}{/:id};
         $want{"$m $path"} = 1;
     }
     ok keys(%want) >= 20, 'role-bound routes found (' . scalar(keys %want) . ')';

@@ -54,6 +54,15 @@ my $comment = mkcomment();
 my $show = mkshow('target');
 my $unsub = req(POST => '/v1/api/subscribers', $API, { email => 'unsubscribe-target@example.com' });
 die 'subscriber: ' . diag_resp($unsub) unless $unsub->{status} == 201;
+my $custom_module = req(POST => "/v1/workspaces/$ws/custom-modules", $owner->{token},
+    { slug => 'hostile', name => 'Hostile',
+      schema => { fields => [{ key => 'title', label => 'Title', type => 'text' }] } })->{json}{custom_module}{id};
+sub mkentry {
+    my $r = req(POST => '/v1/api/custom/hostile/entries', $API, { data => { title => $_[0] } });
+    die 'custom entry: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{custom_entry}{id};
+}
+my $custom_entry = mkentry('Hostile target');
 
 my $fac = facility();
 my $ext = extension($fac);
@@ -115,6 +124,15 @@ my %FILL = (
     show => sub { $show },
     victim_show => sub { mkshow('victim ' . ++$N) },
     unsubscribe_token => sub { $unsub->{json}{unsubscribe_token} },
+    custom => sub { 'hostile' },
+    custom_module => sub { $custom_module },
+    custom_entry => sub { $custom_entry },
+    victim_entry => sub { mkentry('Victim ' . ++$N) },
+    victim_module => sub {
+        my $r = req(POST => "/v1/workspaces/$ws/custom-modules", $owner->{token},
+                    { slug => 'victim-' . ++$N, name => 'Victim' });
+        die 'custom module: ' . diag_resp($r) unless $r->{status} == 201;
+        $r->{json}{custom_module}{id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,

@@ -312,6 +312,14 @@ __DATA__
     "duration_seconds": {"type": "integer"}, "episode_number": {"type": "integer"}, "status": {"type": "string"},
     "published_at": {"type": "string"}
   },
+  "custom_module": {
+    "slug": {"type": "string"}, "name": {"type": "string"}, "tagline": {"type": "string"},
+    "enabled": {"type": "boolean"}, "schema": {"type": "object"}
+  },
+  "custom_entry": {
+    "data": {"type": "object"}, "status": {"type": "string"},
+    "data.title": {"type": "string", "ok_2xx": {"long": "a text field takes up to 10,000 characters (README, Custom modules)"}}
+  },
   "ext_config": {
     "note": {"type": "string"}, "count": {"type": "number"}, "flag": {"type": "boolean"},
     "token": {"type": "string"}
@@ -460,6 +468,41 @@ __DATA__
    "fields": "podcast_episode", "required": ["show_id", "title", "audio_url"]},
   {"route": "GET /v1/feeds/podcasts/:file", "cred": "none", "params": {"file": "{{show}}.xml"},
    "type": "application/rss+xml"},
+  {"route": "GET /v1/workspaces/:id/custom-modules", "cred": "session", "params": {"id": "{{ws}}"}},
+  {"route": "POST /v1/workspaces/:id/custom-modules", "cred": "session", "params": {"id": "{{ws}}"},
+   "body": {"slug": "hx-{{n}}", "name": "Hostile {{n}}"}, "fields": "custom_module", "required": ["slug", "name"]},
+  {"route": "PATCH /v1/workspaces/:id/custom-modules/:module", "cred": "session",
+   "params": {"id": "{{ws}}", "module": "{{custom_module}}"}, "body": {"name": "Patched {{n}}"},
+   "fields": "custom_module"},
+  {"route": "DELETE /v1/workspaces/:id/custom-modules/:module", "cred": "session",
+   "params": {"id": "{{ws}}", "module": "{{victim_module}}"}},
+
+  {"route": "GET /v1/api/custom/:slug/entries", "cred": "api", "params": {"slug": "{{custom}}"},
+   "query": {"sort": {"value": "-title"}, "filter[title]": {"value": "x", "ok_2xx": {"long": "a text filter takes up to 10,000 characters: a value no entry holds is an empty page", "digits30": "digits are text for a text field: an empty page"}},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/custom/:slug/entries", "cred": "api", "params": {"slug": "{{custom}}"},
+   "body": {"data": {"title": "Hostile {{n}}"}}, "fields": "custom_entry"},
+  {"route": "GET /v1/api/custom/:slug/entries/:id", "cred": "api",
+   "params": {"slug": "{{custom}}", "id": "{{custom_entry}}"}},
+  {"route": "PATCH /v1/api/custom/:slug/entries/:id", "cred": "api",
+   "params": {"slug": "{{custom}}", "id": "{{custom_entry}}"}, "body": {"data": {"title": "Patched {{n}}"}},
+   "fields": "custom_entry"},
+  {"route": "DELETE /v1/api/custom/:slug/entries/:id", "cred": "api",
+   "params": {"slug": "{{custom}}", "id": "{{victim_entry}}"}},
+
+  {"route": "GET /v1/workspaces/:ws/custom/:slug/entries", "cred": "session",
+   "params": {"ws": "{{ws}}", "slug": "{{custom}}"}, "query": {"sort": {"value": "title"}}},
+  {"route": "POST /v1/workspaces/:ws/custom/:slug/entries", "cred": "session",
+   "params": {"ws": "{{ws}}", "slug": "{{custom}}"}, "body": {"data": {"title": "Hostile {{n}}"}},
+   "fields": "custom_entry"},
+  {"route": "GET /v1/workspaces/:ws/custom/:slug/entries/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "slug": "{{custom}}", "id": "{{custom_entry}}"}},
+  {"route": "PATCH /v1/workspaces/:ws/custom/:slug/entries/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "slug": "{{custom}}", "id": "{{custom_entry}}"},
+   "body": {"data": {"title": "Patched {{n}}"}}, "fields": "custom_entry"},
+  {"route": "DELETE /v1/workspaces/:ws/custom/:slug/entries/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "slug": "{{custom}}", "id": "{{victim_entry}}"}},
 
   {"route": "GET /v1/ext/billing/invoices/:id", "cred": "ext", "params": {"id": "{{invoice}}"}},
   {"route": "POST /v1/ext/billing/payments/:id/record", "cred": "ext", "params": {"id": "{{fresh_invoice}}"},
