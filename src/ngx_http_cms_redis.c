@@ -18,6 +18,7 @@
 #include <ngx_event_connect.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_metrics.h"
 
 
 #define NGX_HTTP_CMS_REDIS_BACKOFF_MIN  100
@@ -300,6 +301,7 @@ ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op)
     }
 
     if (!ngx_http_cms_redis_live() || pool->nwaiting >= pool->conf->queue) {
+        ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_REJECTED);
         ngx_log_error(NGX_LOG_ERR, op->log, 0,
                       "cms: no redis connection can be had");
         return NGX_DECLINED;
@@ -313,6 +315,7 @@ ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op)
     ngx_queue_insert_tail(&pool->waiting, &op->queue);
     pool->nwaiting++;
     op->queued = 1;
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_WAITS);
 
     return NGX_OK;
 }
@@ -393,6 +396,7 @@ ngx_http_cms_redis_wait_handler(ngx_event_t *ev)
 
     ngx_log_error(NGX_LOG_ERR, ev->log, 0,
                   "cms: timed out waiting for a redis connection");
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_WAIT_TIMEOUTS);
 
     ngx_queue_remove(&op->queue);
     ngx_http_cms_redis_pool.nwaiting--;
@@ -495,6 +499,7 @@ ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s)
     s->peer.log = &s->log;
     s->peer.log_error = NGX_ERROR_ERR;
     s->log.action = "connecting to redis";
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_CONNECTS);
 
     rc = ngx_event_connect_peer(&s->peer);
 
@@ -828,6 +833,7 @@ ngx_http_cms_redis_timer_handler(ngx_event_t *ev)
     ngx_http_cms_redis_slot_t *s = ev->data;
 
     ngx_log_error(NGX_LOG_ERR, &s->log, 0, "cms: redis timed out");
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_TIMEOUTS);
 
     ngx_http_cms_redis_failed(s, s->state == NGX_HTTP_CMS_REDIS_CONNECTING);
 }
@@ -841,6 +847,9 @@ ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s, ngx_uint_t connect)
 
     pool = &ngx_http_cms_redis_pool;
     op = NULL;
+
+    ngx_http_cms_metric(connect ? NGX_HTTP_CMS_M_REDIS_CONNECT_FAILURES
+                                : NGX_HTTP_CMS_M_REDIS_ERRORS);
 
     if (connect) {
         pool->backoff = ngx_min(ngx_max(pool->backoff * 2,
