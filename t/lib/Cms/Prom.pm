@@ -125,4 +125,31 @@ sub sum {
     return $t;
 }
 
+=head1 SCRAPING A TEST'S NGINX
+
+C<scrape($path)> GETs the status location (C</status> by default: the file's config has
+C<location = /status { cms_status; }>) and returns the parsed answer; it dies when the
+answer does not parse. C<job_runs($job)> is the rounds of a background job (C<purge>,
+C<relay>, C<extensions>) completed so far; C<wait_job_runs($job, $n, $secs)> waits (at most
+C<$secs>) until C<$n> more rounds than now have completed: a test that asserts a state a
+job could change waits for the job to have run, rather than sleeping.
+
+=cut
+
+sub scrape {
+    my $r = Cms::Test::http(GET => $_[0] // '/status');
+    die "scrape: $r->{status} " . ($r->{error} // '') . "\n" unless $r->{status} == 200;
+    my ($m, $err) = parse($r->{body});
+    die "scrape: $err\n" if $err;
+    return $m;
+}
+
+sub job_runs { sum(scrape(), 'cms_job_runs_total', job => $_[0]) }
+
+sub wait_job_runs {
+    my ($job, $n, $secs) = @_;
+    my $start = job_runs($job);
+    return Cms::Test::wait_until($secs // 10, sub { job_runs($job) >= $start + $n });
+}
+
 1;
