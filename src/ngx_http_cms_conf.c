@@ -59,6 +59,11 @@ ngx_http_cms_conf_param(ngx_str_t *value, const ngx_http_cms_param_t *params,
     s.data = value->data + p->name.len;
     s.len = value->len - p->name.len;
 
+    if (p->kind == NGX_HTTP_CMS_PARAM_STRING) {
+        *(ngx_str_t *) ((u_char *) conf + p->offset) = s;
+        return NGX_OK;
+    }
+
     if (p->kind == NGX_HTTP_CMS_PARAM_MSEC) {
         ms = ngx_parse_time(&s, 0);
 
@@ -78,6 +83,63 @@ ngx_http_cms_conf_param(ngx_str_t *value, const ngx_http_cms_param_t *params,
     }
 
     *(ngx_uint_t *) ((u_char *) conf + p->offset) = (ngx_uint_t) n;
+
+    return NGX_OK;
+}
+
+
+/* long: open, read, close, each failure logged, then the trimming */
+ngx_int_t
+ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *path, size_t max, ngx_str_t *secret)
+{
+    u_char      *buf;
+    ssize_t      n;
+    ngx_fd_t     fd;
+    ngx_file_t   file;
+
+    if (ngx_conf_full_name(cf->cycle, path, 1) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    fd = ngx_open_file(path->data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+
+    if (fd == NGX_INVALID_FILE) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "%s: cannot open \"%V\"", directive, path);
+        return NGX_ERROR;
+    }
+
+    buf = ngx_pnalloc(cf->pool, max);
+
+    ngx_memzero(&file, sizeof(ngx_file_t));
+    file.fd = fd;
+    file.name = *path;
+    file.log = cf->log;
+
+    n = (buf == NULL) ? NGX_ERROR : ngx_read_file(&file, buf, max, 0);
+
+    ngx_close_file(fd);
+
+    if (n == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "%s: cannot read \"%V\"", directive, path);
+        return NGX_ERROR;
+    }
+
+    /* a file that fills the buffer is too long, whatever it ends with */
+    if ((size_t) n == max) {
+        n = 0;
+    }
+
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'
+                     || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+    {
+        n--;
+    }
+
+    secret->data = buf;
+    secret->len = n;
 
     return NGX_OK;
 }

@@ -16,7 +16,8 @@
 typedef enum {
     NGX_HTTP_CMS_PARAM_COUNT = 0,   /* ngx_uint_t, 0 and up */
     NGX_HTTP_CMS_PARAM_POSITIVE,    /* ngx_uint_t, 1 and up */
-    NGX_HTTP_CMS_PARAM_MSEC         /* ngx_msec_t, a time above 0 ("5s") */
+    NGX_HTTP_CMS_PARAM_MSEC,        /* ngx_msec_t, a time above 0 ("5s") */
+    NGX_HTTP_CMS_PARAM_STRING       /* ngx_str_t, not empty */
 } ngx_http_cms_param_kind_e;
 
 
@@ -35,6 +36,15 @@ typedef struct {
  */
 ngx_int_t ngx_http_cms_conf_params(ngx_conf_t *cf, const char *directive,
     ngx_uint_t first, const ngx_http_cms_param_t *params, void *conf);
+
+/*
+ * Reads a secret from the file at "path" (relative to the prefix) into
+ * cf->pool, without the whitespace that ends it, at most max - 1 bytes.
+ * A file that cannot be read, or holds nothing or too much, is logged
+ * naming "directive"; returns NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *path, size_t max, ngx_str_t *secret);
 
 
 #endif /* _NGX_HTTP_CMS_CONF_H_INCLUDED_ */

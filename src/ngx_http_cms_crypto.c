@@ -11,16 +11,13 @@
 #include <openssl/evp.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_conf.h"
 #include "cms_kdf.h"
 #include "cms_key.h"
 #include "cms_hex.h"
 
 
 #define NGX_HTTP_CMS_SECRET_MAX        4096
-
-
-static u_char *ngx_http_cms_crypto_secret_read(ngx_conf_t *cf,
-    ngx_str_t *path, ssize_t *n);
 
 
 /*
@@ -34,8 +31,6 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
-    u_char     *buf;
-    ssize_t     n;
     ngx_str_t  *value, path;
 
     if (mcf->secret.data != NULL) {
@@ -45,22 +40,14 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     value = cf->args->elts;
     path = value[1];
 
-    if (ngx_conf_full_name(cf->cycle, &path, 1) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    buf = ngx_http_cms_crypto_secret_read(cf, &path, &n);
-    if (buf == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'
-                     || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+    if (ngx_http_cms_conf_secret_file(cf, "cms_secret", &path,
+                                      NGX_HTTP_CMS_SECRET_MAX, &mcf->secret)
+        != NGX_OK)
     {
-        n--;
+        return NGX_CONF_ERROR;
     }
 
-    if (n < NGX_HTTP_CMS_SECRET_MIN) {
+    if (mcf->secret.len < NGX_HTTP_CMS_SECRET_MIN) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "cms_secret: \"%V\" must hold between %d and %d "
                            "bytes of secret", &path, NGX_HTTP_CMS_SECRET_MIN,
@@ -68,54 +55,7 @@ ngx_http_cms_crypto_secret_conf(ngx_conf_t *cf, ngx_command_t *cmd,
         return NGX_CONF_ERROR;
     }
 
-    mcf->secret.data = buf;
-    mcf->secret.len = n;
-
     return NGX_CONF_OK;
-}
-
-
-/* the key file's bytes in cf->pool, *n of them (0 for a file too long to
-   be a key); NULL once the failure is logged */
-static u_char *
-ngx_http_cms_crypto_secret_read(ngx_conf_t *cf, ngx_str_t *path, ssize_t *n)
-{
-    u_char      *buf;
-    ngx_fd_t     fd;
-    ngx_file_t   file;
-
-    fd = ngx_open_file(path->data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
-
-    if (fd == NGX_INVALID_FILE) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_secret: cannot open \"%V\"", path);
-        return NULL;
-    }
-
-    buf = ngx_pnalloc(cf->pool, NGX_HTTP_CMS_SECRET_MAX);
-
-    ngx_memzero(&file, sizeof(ngx_file_t));
-    file.fd = fd;
-    file.name = *path;
-    file.log = cf->log;
-
-    *n = (buf == NULL) ? NGX_ERROR
-                       : ngx_read_file(&file, buf, NGX_HTTP_CMS_SECRET_MAX, 0);
-
-    ngx_close_file(fd);
-
-    /* a file that fills the buffer is too long, whatever it ends with */
-    if (*n == NGX_HTTP_CMS_SECRET_MAX) {
-        *n = 0;
-    }
-
-    if (*n == NGX_ERROR) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_secret: cannot read \"%V\"", path);
-        return NULL;
-    }
-
-    return buf;
 }
 
 

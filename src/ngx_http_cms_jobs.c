@@ -13,6 +13,7 @@
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_metrics.h"
 
 
 #define NGX_HTTP_CMS_RELAY_BATCH       NGX_HTTP_CMS_REDIS_MAX_PIPELINE
@@ -53,6 +54,8 @@ static ngx_int_t ngx_http_cms_jobs_xgroup(ngx_pool_t *pool,
 static void ngx_http_cms_jobs_ext_grouped(void *data, redisReply **replies,
     ngx_uint_t n);
 static void ngx_http_cms_jobs_ext_done(void *data, PGresult *res);
+static void ngx_http_cms_jobs_lag(ngx_event_t *ev);
+static void ngx_http_cms_jobs_lagged(void *data, PGresult *res);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
@@ -93,6 +96,21 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_running_sql =
 static ngx_event_t  ngx_http_cms_jobs_purge_ev;
 static ngx_event_t  ngx_http_cms_jobs_relay_ev;
 static ngx_event_t  ngx_http_cms_jobs_ext_ev;
+static ngx_event_t  ngx_http_cms_jobs_lag_ev;
+
+
+/*
+ * The outboxes' oldest pending event, each by its partial index on
+ * created_at (a min() over it reads one entry), in ms; 0 when none.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_lag_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT (greatest(0, coalesce(extract(epoch FROM now() - ("
+        "SELECT min(created_at) FROM outbox_events"
+        " WHERE delivered_at IS NULL)), 0)) * 1000)::bigint,"
+        " (greatest(0, coalesce(extract(epoch FROM now() - ("
+        "SELECT min(created_at) FROM ext_events"
+        " WHERE relayed_at IS NULL)), 0)) * 1000)::bigint", 0);
 
 
 ngx_int_t
@@ -114,6 +132,17 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ev->cancelable = 1;
 
     ngx_add_timer(ev, mcf->purge_interval);
+
+    if (mcf->metrics != NULL) {
+        /* for cms_status: asked now, then with the relay's interval */
+        ev = &ngx_http_cms_jobs_lag_ev;
+        ev->handler = ngx_http_cms_jobs_lag;
+        ev->data = mcf;
+        ev->log = cycle->log;
+        ev->cancelable = 1;
+
+        ngx_add_timer(ev, 1);
+    }
 
     if (mcf->redis == NULL) {
         return NGX_OK;
@@ -164,6 +193,8 @@ static void
 ngx_http_cms_jobs_purged(void *data, PGresult *res)
 {
     ngx_http_cms_main_conf_t *mcf = data;
+
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_JOB_PURGE);
 
     if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
@@ -430,6 +461,8 @@ ngx_http_cms_jobs_again(ngx_uint_t more)
 
     mcf = ngx_http_cms_jobs_relay_ev.data;
 
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_JOB_RELAY);
+
     if (ngx_exiting || ngx_terminate) {
         return;
     }
@@ -536,7 +569,52 @@ ngx_http_cms_jobs_ext_done(void *data, PGresult *res)
 
     mcf = ngx_http_cms_jobs_ext_ev.data;
 
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_JOB_EXTENSIONS);
+
     if (!ngx_exiting && !ngx_terminate) {
         ngx_add_timer(&ngx_http_cms_jobs_ext_ev, mcf->events_interval);
+    }
+}
+
+
+/* the outbox lag, for cms_status (ngx_http_cms_metrics.h) */
+static void
+ngx_http_cms_jobs_lag(ngx_event_t *ev)
+{
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_lag_sql, NULL, 0,
+                            ngx_http_cms_jobs_lagged, NULL)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_lagged(NULL, NULL);
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_lagged(void *data, PGresult *res)
+{
+    ngx_int_t                  ms;
+    ngx_uint_t                 i;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_cms_jobs_lag_ev.data;
+
+    for (i = 0; i < NGX_HTTP_CMS_METRICS_OUTBOXES; i++) {
+        ms = NGX_ERROR;
+
+        if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK
+            && PQntuples(res) == 1 && PQnfields(res) == 2)
+        {
+            ms = ngx_atoi((u_char *) PQgetvalue(res, 0, i),
+                          PQgetlength(res, 0, i));
+        }
+
+        /* not known: the scrape leaves it out rather than say 0 */
+        ngx_http_cms_metrics_mine->outbox_lag[i] = (ms == NGX_ERROR)
+                                                   ? 0 : (ngx_uint_t) ms + 1;
+    }
+
+    if (!ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(&ngx_http_cms_jobs_lag_ev, mcf->events_interval);
     }
 }

@@ -22,6 +22,7 @@
 #include "ngx_http_cms_ratelimit.h"
 #include "cms_url.h"
 #include "ngx_http_cms_thread.h"
+#include "ngx_http_cms_status.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -71,6 +72,14 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       NULL },
 
     /* every error nginx answers by itself here, in the API's JSON shape */
+    /* the workers' counters, in the Prometheus text format */
+    { ngx_string("cms_status"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_cms_status_conf,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("cms_error_pages"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -737,7 +746,8 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
     }
 
     if (ngx_http_cms_ratelimit_init_process(cycle) != NGX_OK
-        || ngx_http_cms_thread_init_process(cycle, mcf) != NGX_OK)
+        || ngx_http_cms_thread_init_process(cycle, mcf) != NGX_OK
+        || ngx_http_cms_status_init_process(cycle) != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -112,6 +112,7 @@ typedef struct {
     ngx_msec_t                  purge_interval;
     ngx_str_t                   storage;
     ngx_flag_t                  test_routes;
+    ngx_shm_zone_t             *metrics;     /* the workers' counters */
 } ngx_http_cms_main_conf_t;
 
 

@@ -21,6 +21,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_pg_int.h"
+#include "ngx_http_cms_metrics.h"
 #include "cms_validate.h"
 
 
@@ -290,12 +291,14 @@ ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
     }
 
     if (!ngx_http_cms_pg_live()) {
+        ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_REJECTED);
         ngx_log_error(NGX_LOG_ERR, q->log, 0,
                       "cms: no postgres connection can be had");
         return NGX_DECLINED;
     }
 
     if (pool->nwaiting >= pool->conf->queue) {
+        ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_REJECTED);
         ngx_log_error(NGX_LOG_WARN, q->log, 0, "cms: postgres queue is full");
         return NGX_DECLINED;
     }
@@ -308,6 +311,7 @@ ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
     ngx_queue_insert_tail(&pool->waiting, &q->queue);
     pool->nwaiting++;
     q->queued = 1;
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_WAITS);
 
     return NGX_OK;
 }
@@ -378,6 +382,7 @@ ngx_http_cms_pg_wait_handler(ngx_event_t *ev)
 
     ngx_log_error(NGX_LOG_ERR, ev->log, 0,
                   "cms: timed out waiting for a postgres connection");
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_WAIT_TIMEOUTS);
 
     ngx_queue_remove(&q->queue);
     ngx_http_cms_pg_pool.nwaiting--;
@@ -758,6 +763,7 @@ ngx_http_cms_pg_timer_handler(ngx_event_t *ev)
     ngx_http_cms_pg_slot_t *slot = ev->data;
 
     ngx_log_error(NGX_LOG_ERR, &slot->log, 0, "cms: postgres timed out");
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_TIMEOUTS);
 
     /* PQcancel() would block: close and let the server's timeout stop it */
     ngx_http_cms_pg_failed(slot, slot->state == NGX_HTTP_CMS_PG_CONNECTING);
@@ -777,6 +783,9 @@ ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 
     pool = &ngx_http_cms_pg_pool;
     q = NULL;
+
+    ngx_http_cms_metric(connect ? NGX_HTTP_CMS_M_PG_CONNECT_FAILURES
+                                : NGX_HTTP_CMS_M_PG_ERRORS);
 
     if (connect) {
         pool->backoff = ngx_min(ngx_max(pool->backoff * 2,

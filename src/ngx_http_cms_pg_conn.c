@@ -13,6 +13,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_pg_int.h"
+#include "ngx_http_cms_metrics.h"
 
 
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
@@ -25,6 +26,7 @@ ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot)
 
     pcf = ngx_http_cms_pg_pool.conf;
     slot->log.action = "connecting to postgres";
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_CONNECTS);
 
     slot->conn = PQconnectStartParams(pcf->keywords, pcf->values, 0);
 

@@ -24,6 +24,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_query.h"
 #include "cms_gcra.h"
 #include "cms_hex.h"
 
@@ -77,6 +78,10 @@ static ngx_int_t ngx_http_cms_ratelimit_email(ngx_http_request_t *r,
     ngx_str_t *email, ngx_str_t *who);
 static ngx_int_t ngx_http_cms_ratelimit_rate(ngx_str_t *v,
     ngx_msec_t *period);
+#if (NGX_HTTP_CMS_FAULTS)
+static int ngx_http_cms_ratelimit_test_clock(ngx_http_request_t *r,
+    const char **argv, size_t *len);
+#endif
 
 
 static char  ngx_http_cms_ratelimit_lua[] = CMS_GCRA_LUA;
@@ -185,11 +190,12 @@ ngx_http_cms_ratelimit_start(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 static ngx_int_t
 ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    int                         argc;
     u_char                     *p;
-    size_t                      len[6];
+    size_t                      len[8];
     ngx_int_t                   rc;
     ngx_uint_t                  i;
-    const char                 *argv[6];
+    const char                 *argv[8];
     ngx_http_cms_ratelimit_t   *rl;
     ngx_http_cms_redis_cmds_t  *cmds;
 
@@ -210,6 +216,11 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                       : sizeof(ngx_http_cms_ratelimit_sha);
     argv[2] = "1";
     len[2] = 1;
+    argc = 6;
+
+#if (NGX_HTTP_CMS_FAULTS)
+    argc += ngx_http_cms_ratelimit_test_clock(r, &argv[6], &len[6]);
+#endif
 
     for (i = 0; i < rl->n; i++) {
         argv[3] = (char *) rl->bucket[i].key.data;
@@ -221,7 +232,8 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         len[5] = ngx_sprintf(p, "%M", rl->bucket[i].interval) - p;
         p += len[5];
 
-        if (ngx_http_cms_redis_append(r->pool, cmds, 6, argv, len) != NGX_OK)
+        if (ngx_http_cms_redis_append(r->pool, cmds, argc, argv, len)
+            != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -704,3 +716,38 @@ ngx_http_cms_ratelimit_rate(ngx_str_t *v, ngx_msec_t *period)
 
     return n;
 }
+
+
+#if (NGX_HTTP_CMS_FAULTS)
+
+/*
+ * "X-Cms-Test-Clock: <ms>", only in builds for the test suite: the
+ * script's clock (CMS_GCRA_LUA's ARGV[4], after a TTL cap of 0), so that
+ * a test's burst does not depend on how fast a busy machine sends it.
+ * Returns how many arguments it set: 2, or 0 without the header.
+ */
+static int
+ngx_http_cms_ratelimit_test_clock(ngx_http_request_t *r, const char **argv,
+    size_t *len)
+{
+    ngx_str_t  *v;
+
+    static ngx_str_t  name = ngx_string("X-Cms-Test-Clock");
+
+    v = ngx_http_cms_query_header(r, &name, NULL);
+
+    if (v == NULL || v->len == 0 || v->len > 18
+        || ngx_atoi(v->data, v->len) == NGX_ERROR)
+    {
+        return 0;
+    }
+
+    argv[0] = "0";
+    len[0] = 1;
+    argv[1] = (const char *) v->data;
+    len[1] = v->len;
+
+    return 2;
+}
+
+#endif

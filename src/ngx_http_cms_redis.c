@@ -18,6 +18,7 @@
 #include <ngx_event_connect.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_metrics.h"
 
 
 #define NGX_HTTP_CMS_REDIS_BACKOFF_MIN  100
@@ -47,6 +48,7 @@ typedef struct {
     redisReply                 *replies[NGX_HTTP_CMS_REDIS_MAX_PIPELINE];
     ngx_event_t                 timer;
     ngx_log_t                   log;
+    unsigned                    authing:1;   /* AUTH sent, not answered */
 } ngx_http_cms_redis_slot_t;
 
 
@@ -87,6 +89,7 @@ static void ngx_http_cms_redis_timer_handler(ngx_event_t *ev);
 static void ngx_http_cms_redis_wait_handler(ngx_event_t *ev);
 static void ngx_http_cms_redis_connected(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s);
+static void ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s,
     ngx_uint_t connect);
 static void ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s);
@@ -100,7 +103,6 @@ static void ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op,
     redisReply **replies, ngx_uint_t n);
 static void ngx_http_cms_redis_detach(void *data);
 static ngx_int_t ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op);
-static ngx_int_t ngx_http_cms_redis_peek(ngx_connection_t *c);
 
 
 static ngx_http_cms_redis_pool_t  ngx_http_cms_redis_pool;
@@ -156,46 +158,6 @@ ngx_http_cms_redis_exit_process(void)
 
 
 /* the request side */
-
-ngx_int_t
-ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
-    int argc, const char **argv, const size_t *argvlen)
-{
-    int      len;
-    char    *cmd;
-    u_char  *p;
-
-    if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
-        ngx_log_error(NGX_LOG_ALERT, pool->log, 0,
-                      "cms: redis pipeline too long");
-        return NGX_ERROR;
-    }
-
-    len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
-    if (len < 0) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_pnalloc(pool, cmds->out.len + len);
-    if (p == NULL) {
-        redisFreeCommand(cmd);
-        return NGX_ERROR;
-    }
-
-    if (cmds->out.len) {
-        ngx_memcpy(p, cmds->out.data, cmds->out.len);
-    }
-
-    ngx_memcpy(p + cmds->out.len, cmd, len);
-    redisFreeCommand(cmd);
-
-    cmds->out.data = p;
-    cmds->out.len += len;
-    cmds->n++;
-
-    return NGX_OK;
-}
-
 
 ngx_int_t
 ngx_http_cms_redis_run(ngx_http_request_t *r,
@@ -300,6 +262,7 @@ ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op)
     }
 
     if (!ngx_http_cms_redis_live() || pool->nwaiting >= pool->conf->queue) {
+        ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_REJECTED);
         ngx_log_error(NGX_LOG_ERR, op->log, 0,
                       "cms: no redis connection can be had");
         return NGX_DECLINED;
@@ -313,6 +276,7 @@ ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op)
     ngx_queue_insert_tail(&pool->waiting, &op->queue);
     pool->nwaiting++;
     op->queued = 1;
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_WAITS);
 
     return NGX_OK;
 }
@@ -393,6 +357,7 @@ ngx_http_cms_redis_wait_handler(ngx_event_t *ev)
 
     ngx_log_error(NGX_LOG_ERR, ev->log, 0,
                   "cms: timed out waiting for a redis connection");
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_WAIT_TIMEOUTS);
 
     ngx_queue_remove(&op->queue);
     ngx_http_cms_redis_pool.nwaiting--;
@@ -495,6 +460,7 @@ ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s)
     s->peer.log = &s->log;
     s->peer.log_error = NGX_ERROR_ERR;
     s->log.action = "connecting to redis";
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_CONNECTS);
 
     rc = ngx_event_connect_peer(&s->peer);
 
@@ -537,9 +503,32 @@ failed:
 }
 
 
+/* TCP is up: AUTH first when configured (the connect timer still runs) */
 static void
 ngx_http_cms_redis_connected(ngx_http_cms_redis_slot_t *s)
 {
+    ngx_str_t  *auth;
+
+    auth = &ngx_http_cms_redis_pool.conf->auth;
+
+    if (auth->len && !s->authing) {
+        s->authing = 1;
+        s->state = NGX_HTTP_CMS_REDIS_BUSY;
+        s->log.action = "authenticating to redis";
+        s->pos = auth->data;
+        s->last = auth->data + auth->len;
+        s->expect = 1;
+        s->got = 0;
+
+        if (ngx_http_cms_redis_send(s) == NGX_ERROR) {
+            ngx_http_cms_redis_failed(s, 1);
+        }
+
+        return;
+    }
+
+    s->authing = 0;
+
     if (s->timer.timer_set) {
         ngx_del_timer(&s->timer);
     }
@@ -735,6 +724,11 @@ ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s)
     ngx_http_cms_redis_op_t    *op;
     redisReply                 *replies[NGX_HTTP_CMS_REDIS_MAX_PIPELINE];
 
+    if (s->authing) {
+        ngx_http_cms_redis_authed(s);
+        return;
+    }
+
     if (s->timer.timer_set) {
         ngx_del_timer(&s->timer);
     }
@@ -759,6 +753,26 @@ ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s)
         freeReplyObject(replies[--n]);
     }
 
+    ngx_http_cms_redis_kick();
+}
+
+
+/* Redis answered AUTH: the slot is ready, or the connect failed */
+static void
+ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_redis_auth_check(ngx_http_cms_redis_pool.conf, &s->log,
+                                       s->replies[0]);
+    ngx_http_cms_redis_free_replies(s);
+
+    if (rc != NGX_OK) {
+        ngx_http_cms_redis_failed(s, 1);
+        return;
+    }
+
+    ngx_http_cms_redis_connected(s);
     ngx_http_cms_redis_kick();
 }
 
@@ -805,31 +819,16 @@ ngx_http_cms_redis_idle_handler(ngx_event_t *ev)
 }
 
 
-/* NGX_OK when an idle connection has nothing to read, as it should */
-static ngx_int_t
-ngx_http_cms_redis_peek(ngx_connection_t *c)
-{
-    char  buf[1];
-    int   n;
-
-    n = recv(c->fd, buf, 1, MSG_PEEK);
-
-    if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
-        return NGX_OK;
-    }
-
-    return NGX_ERROR;
-}
-
-
 static void
 ngx_http_cms_redis_timer_handler(ngx_event_t *ev)
 {
     ngx_http_cms_redis_slot_t *s = ev->data;
 
     ngx_log_error(NGX_LOG_ERR, &s->log, 0, "cms: redis timed out");
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_TIMEOUTS);
 
-    ngx_http_cms_redis_failed(s, s->state == NGX_HTTP_CMS_REDIS_CONNECTING);
+    ngx_http_cms_redis_failed(s, s->state == NGX_HTTP_CMS_REDIS_CONNECTING
+                                 || s->authing);
 }
 
 
@@ -841,6 +840,9 @@ ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s, ngx_uint_t connect)
 
     pool = &ngx_http_cms_redis_pool;
     op = NULL;
+
+    ngx_http_cms_metric(connect ? NGX_HTTP_CMS_M_REDIS_CONNECT_FAILURES
+                                : NGX_HTTP_CMS_M_REDIS_ERRORS);
 
     if (connect) {
         pool->backoff = ngx_min(ngx_max(pool->backoff * 2,
@@ -983,5 +985,6 @@ ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s)
 
     s->pos = NULL;
     s->last = NULL;
+    s->authing = 0;
     s->state = NGX_HTTP_CMS_REDIS_DOWN;
 }

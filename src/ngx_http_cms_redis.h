@@ -25,6 +25,11 @@ struct ngx_http_cms_redis_conf_s {
     ngx_uint_t                  max;
     ngx_uint_t                  queue;
     ngx_msec_t                  timeout;
+    ngx_str_t                   user;          /* user=: an ACL user */
+    ngx_str_t                   password_file; /* password_file= */
+    ngx_str_t                   auth;          /* AUTH [user] password,
+                                                  sent first on each
+                                                  connection; empty: none */
 };
 
 
@@ -81,6 +86,16 @@ ngx_int_t ngx_http_cms_redis_job(ngx_pool_t *pool,
     void *data);
 
 void ngx_http_cms_redis_stats(ngx_http_cms_pool_stats_t *st);
+
+/*
+ * Whether "reply" is Redis accepting AUTH on a new connection; when not,
+ * logs why (never the password) on "log".  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_redis_auth_check(ngx_http_cms_redis_conf_t *rcf,
+    ngx_log_t *log, redisReply *reply);
+
+/* the pool's: NGX_OK when an idle connection has nothing to read */
+ngx_int_t ngx_http_cms_redis_peek(ngx_connection_t *c);
 
 
 #endif /* _NGX_HTTP_CMS_REDIS_H_INCLUDED_ */

@@ -1,8 +1,11 @@
 
 /*
  * The "cms_redis" directive: an IP address with a port, or a unix socket,
- * checked at load time (a host name would need a blocking lookup), and
- * the pool's limits.
+ * checked at load time (a host name would need a blocking lookup), the
+ * pool's limits, and the credential: an ACL user and a password read
+ * from a file (never written in nginx.conf), sent as AUTH before any
+ * other command on every new connection.  Also the command formatting
+ * the pool's users share (hiredis formats, nginx sends).
  */
 
 
@@ -16,6 +19,11 @@
 
 static ngx_int_t ngx_http_cms_redis_address(ngx_conf_t *cf,
     ngx_http_cms_redis_conf_t *rcf, ngx_str_t *value);
+static ngx_int_t ngx_http_cms_redis_auth(ngx_conf_t *cf,
+    ngx_http_cms_redis_conf_t *rcf);
+
+
+#define NGX_HTTP_CMS_REDIS_PASSWORD_MAX  1024
 
 
 static const ngx_http_cms_param_t  ngx_http_cms_redis_params[] = {
@@ -25,6 +33,10 @@ static const ngx_http_cms_param_t  ngx_http_cms_redis_params[] = {
       offsetof(ngx_http_cms_redis_conf_t, queue) },
     { ngx_string("timeout="), NGX_HTTP_CMS_PARAM_MSEC,
       offsetof(ngx_http_cms_redis_conf_t, timeout) },
+    { ngx_string("user="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, user) },
+    { ngx_string("password_file="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, password_file) },
     { ngx_null_string, 0, 0 }
 };
 
@@ -60,6 +72,10 @@ ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                                  ngx_http_cms_redis_params, rcf)
         != NGX_OK)
     {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_cms_redis_auth(cf, rcf) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -103,4 +119,160 @@ ngx_http_cms_redis_address(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf,
     rcf->addr.name = *value;
 
     return NGX_OK;
+}
+
+
+/* "AUTH [user] password" formatted once, from password_file= */
+/* long: the checks of the two parameters, then the command's arguments */
+static ngx_int_t
+ngx_http_cms_redis_auth(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf)
+{
+    int                         argc;
+    size_t                      len[3];
+    ngx_int_t                   rc;
+    ngx_str_t                   password;
+    const char                 *argv[3];
+    ngx_http_cms_redis_cmds_t   cmds;
+
+    if (rcf->password_file.len == 0) {
+        if (rcf->user.len) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_redis: \"user=\" needs "
+                               "\"password_file=\"");
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (ngx_http_cms_conf_secret_file(cf, "cms_redis", &rcf->password_file,
+                                      NGX_HTTP_CMS_REDIS_PASSWORD_MAX,
+                                      &password)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (password.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_redis: \"%V\" must hold a password of 1 "
+                           "to %d bytes", &rcf->password_file,
+                           NGX_HTTP_CMS_REDIS_PASSWORD_MAX - 1);
+        return NGX_ERROR;
+    }
+
+    argc = 0;
+    argv[argc] = "AUTH";
+    len[argc++] = 4;
+
+    if (rcf->user.len) {
+        argv[argc] = (const char *) rcf->user.data;
+        len[argc++] = rcf->user.len;
+    }
+
+    argv[argc] = (const char *) password.data;
+    len[argc++] = password.len;
+
+    ngx_memzero(&cmds, sizeof(ngx_http_cms_redis_cmds_t));
+
+    rc = ngx_http_cms_redis_append(cf->pool, &cmds, argc, argv, len);
+
+    /* the formatted command is the one copy kept */
+    ngx_explicit_memzero(password.data, password.len);
+
+    rcf->auth = cmds.out;
+
+    return rc;
+}
+
+
+ngx_int_t
+ngx_http_cms_redis_auth_check(ngx_http_cms_redis_conf_t *rcf, ngx_log_t *log,
+    redisReply *reply)
+{
+    ngx_str_t  user;
+
+    ngx_str_set(&user, "default");
+
+    if (rcf->user.len) {
+        user = rcf->user;
+    }
+
+    if (reply->type == REDIS_REPLY_STATUS && reply->len == 2
+        && ngx_strncmp(reply->str, "OK", 2) == 0)
+    {
+        return NGX_OK;
+    }
+
+    /* WRONGPASS, NOAUTH, ... : Redis' words name the cause, not the secret */
+    if (reply->type == REDIS_REPLY_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, log, 0,
+                      "cms: redis at \"%V\" refused AUTH as user \"%V\": %*s",
+                      &rcf->addr.name, &user, (size_t) reply->len,
+                      reply->str);
+
+    } else {
+        ngx_log_error(NGX_LOG_ERR, log, 0,
+                      "cms: redis at \"%V\" answered AUTH as user \"%V\" "
+                      "with a reply of type %d", &rcf->addr.name, &user,
+                      reply->type);
+    }
+
+    return NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
+    int argc, const char **argv, const size_t *argvlen)
+{
+    int      len;
+    char    *cmd;
+    u_char  *p;
+
+    if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
+        ngx_log_error(NGX_LOG_ALERT, pool->log, 0,
+                      "cms: redis pipeline too long");
+        return NGX_ERROR;
+    }
+
+    len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_pnalloc(pool, cmds->out.len + len);
+    if (p == NULL) {
+        redisFreeCommand(cmd);
+        return NGX_ERROR;
+    }
+
+    if (cmds->out.len) {
+        ngx_memcpy(p, cmds->out.data, cmds->out.len);
+    }
+
+    ngx_memcpy(p + cmds->out.len, cmd, len);
+    redisFreeCommand(cmd);
+
+    cmds->out.data = p;
+    cmds->out.len += len;
+    cmds->n++;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_redis_peek(ngx_connection_t *c)
+{
+    char  buf[1];
+    int   n;
+
+    n = recv(c->fd, buf, 1, MSG_PEEK);
+
+    if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
+        return NGX_OK;
+    }
+
+    return NGX_ERROR;
 }

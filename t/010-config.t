@@ -64,6 +64,20 @@ my @cases = (
     ['cms_error_pages twice in a server', { config => 'cms_error_pages off;' }, 'fail', qr/duplicate/],
     ['cms_error_pages with a bad value', { http_config => 'cms_error_pages maybe;' }, 'fail'],
 
+    # cms_status: a location's content handler, no arguments (t/046 scrapes it)
+    ['cms_status in a location', { config => 'location = /status { cms_status; }' }, 'ok'],
+    ['cms_status in two locations', { config => "location = /status { cms_status; }\n"
+                                                . 'location = /metrics { cms_status; }' }, 'ok'],
+    ['cms_status at server level is refused', { config => 'cms_status;' }, 'fail'],
+    ['cms_status with an argument is refused', { config => 'location = /s { cms_status on; }' }, 'fail'],
+
+    # cms_redis AUTH (t/047 tries the credential against a Redis with ACL users)
+    ['cms_redis user= without password_file=', { redis_params => 'max=2 user=cms' }, 'fail',
+     qr/needs "password_file="/],
+    ['cms_redis password_file= missing', { redis_params => "max=2 password_file=$p/conf/none.pass" },
+     'fail', qr/none\.pass/],
+    ['cms_redis with an empty user=', { redis_params => 'max=2 user= password_file=x' }, 'fail'],
+
     # cms at location level only
     ['cms at server level is refused', { config => 'cms;' }, 'fail'],
     ['cms with an argument is refused', { config => 'location /x/ { cms on; }' }, 'fail'],

@@ -224,7 +224,12 @@ SKIP: {
     my @r = map { (req(GET => '/v1/api/key', $bc), req(GET => '/v1/_test/scoped', $bc),
                    req(GET => '/v1/api/key', 'svc_live_' . ('A' x 48))) } 1 .. 3;
     is scalar(grep { $_->{status} == 401 } @r), 9, 'bad checksum and malformed keys: 401';
-    sleep 0.3;
+    # a barrier, not a sleep: a statement sent after the answers came is logged after any
+    # statement the module could have sent for them
+    my $mark = "relstatus-barrier-$$-" . int(rand 1e9);
+    psql("SELECT '$mark'");
+    ok wait_until(5, sub { my $fh; open($fh, '<', $PG_LOG) && do { local $/; index(<$fh> // '', $mark) >= 0 } }),
+       'the log has caught up with the requests';
     my @q = pg_log_key_queries($off);
     is scalar(@q), 0, 'bad checksum and malformed keys: no api_keys query reached PostgreSQL'
         or diag join "\n", @q;
@@ -308,13 +313,26 @@ is req(GET => '/v1/api/key', $k3->{secret})->{status}, 200, 'the other keys stil
     my $kr = create_key($ot, 'revoked in a stream', 'articles:write');
     my $auth = ['Authorization' => "Bearer $kr->{secret}"];
     my $out = prefix() . '/stream';
-    my $t_end = time + 1.5;
     my @kids;
+    # the clients run until told to stop, the key is revoked once they have sent enough,
+    # and they stop once enough went after: counts, not times, so a slow machine only
+    # makes it longer
+    my $lines = sub {
+        my ($since) = @_;
+        my $n = 0;
+        for my $f (glob "$out.[12]") {
+            open my $fh, '<', $f or next;
+            $n += grep { my @f = split; @f == 3 && $f[0] > $since && $f[1] == ($since ? 401 : 200) } <$fh>;
+        }
+        return $n;
+    };
     for my $n (1 .. 2) {
         my $pid = fork // die "fork: $!";
         if (!$pid) {
             open my $fh, '>', "$out.$n" or POSIX::_exit(1);
-            while (time < $t_end) {
+            $fh->autoflush(1);
+            my $t_end = time + 60;
+            while (!-e "$out.stop" && time < $t_end) {
                 my @c = map { start_request(GET => '/v1/_test/scoped', $auth) } 1 .. 5;
                 for my $c (@c) {
                     my $r = finish_request($c);
@@ -326,10 +344,13 @@ is req(GET => '/v1/api/key', $k3->{secret})->{status}, 200, 'the other keys stil
         }
         push @kids, $pid;
     }
-    sleep 0.5;
+    ok wait_until(30, sub { $lines->(0) >= 20 }), 'stream: 20 answers before the revocation';
     my $dr = req(DELETE => "/v1/workspaces/$wid/api-keys/$kr->{api_key}{id}", $ot);
     my $t_revoked = time;
     is $dr->{status}, 204, 'stream: DELETE answered 204' or diag diag_resp($dr);
+    ok wait_until(30, sub { $lines->($t_revoked) >= 20 }), 'stream: 20 answers after it';
+    open my $stop, '>', "$out.stop" or die "$out.stop: $!";
+    close $stop;
     waitpid $_, 0 for @kids;
     my @rec;
     for my $n (1 .. 2) {

@@ -4,7 +4,6 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Time::HiRes qw(sleep);
 
 set_conf_defaults(workers => 1, pg_params => 'max=4 queue=100');
 start_nginx();
@@ -12,7 +11,11 @@ start_nginx();
 is http(GET => '/v1/health')->{status}, 200, 'health before';
 
 my $sleep = start_request(GET => '/v1/_test/sleep?seconds=2');
-sleep 0.2;      # the sleep is in PostgreSQL before the others arrive
+# the sleep is in PostgreSQL before the others arrive
+ok wait_until(5, sub { psql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+                               AND state = 'active' AND query LIKE '%pg_sleep%'
+                               AND pid <> pg_backend_pid()")->[0][0] == 1 }),
+    'the sleep runs in PostgreSQL';
 
 my @r = parallel_requests(map { [GET => '/v1/health'] } 1 .. 50);
 my @ok = grep { $_->{status} == 200 } @r;

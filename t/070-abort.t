@@ -4,15 +4,24 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Time::HiRes qw(sleep);
 
 set_conf_defaults(workers => 1, pg_params => 'max=4 queue=200 queue_timeout=10s');
 start_nginx();
 
 is http(GET => '/v1/health')->{status}, 200, 'health before';
 
+# the aborted queries end after their 1 s and the pool drains: wait for that (bounded)
+sub drained {
+    my $p = http(GET => '/v1/_test/pool')->{json} || {};
+    return 0 if grep { ($p->{$_}{busy} // 1) || ($p->{$_}{queued} // 1) } qw(pg redis);
+    return psql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+                   AND state = 'active' AND query LIKE '%pg_sleep%'
+                   AND pid <> pg_backend_pid()")->[0][0] == 0;
+}
+
 sub pool_is_idle {
     my $what = shift;
+    ok wait_until(15, \&drained), "$what: the pool drains (within 15 s)";
     my $pool = http(GET => '/v1/_test/pool');
     is $pool->{status}, 200, "$what: pool route" or return;
     my $p = $pool->{json} || {};
@@ -36,13 +45,11 @@ sub pool_is_idle {
 my $a = abort_requests(100, [GET => '/v1/_test/sleep?seconds=1'], 300);
 is $a->{sent}, 100, 'sent 100 requests';
 is $a->{answered}, 0, 'none answered before the abort';
-sleep 2.5;
 pool_is_idle('after 100 aborts (FIN)');
 
 # The same with a reset instead of an orderly close.
 $a = abort_requests(50, [GET => '/v1/_test/sleep?seconds=1'], 300, rst => 1);
 is $a->{sent}, 50, 'sent 50 requests';
-sleep 2.5;
 pool_is_idle('after 50 aborts (RST)');
 
 # The pool still works at full width.

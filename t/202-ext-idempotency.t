@@ -135,7 +135,7 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     my $pid = lock_invoice_row($i, 1.5);
     ok invoice_row_locked(1.5), 'the invoice row is locked';
     my $h = start_request(req_spec(POST => record_path($i), $K, $b, 'Idempotency-Key' => $k)->@{qw(method path headers body)});
-    sleep 0.3;
+    ok waiting_on_lock(1.4), 'the first request (its key claimed) waits on the row';
     my $x = post(record_path($i), $K, $b, 'Idempotency-Key' => $k);
     check_ext_err($x, 409, 'idempotency_in_progress', 'Idempotency-Key', 'same key while the first is in flight');
     is $x->{headers}{'retry-after'}, '1', 'in progress: Retry-After: 1';

@@ -8,6 +8,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(:ext);
+use Cms::Prom;
 use JSON::PP ();
 use Time::HiRes qw(time sleep);
 use IO::Socket::INET ();
@@ -49,7 +50,10 @@ sub stream {
 sub stream_key { "cms:events:{$_[0]}:" . ($_[1] ? 'live' : 'sandbox') }
 sub pending_events { one("SELECT count(*) FROM ext_events WHERE relayed_at IS NULL") }
 
-set_conf_defaults(workers => 1, http_config => 'cms_events_interval 200ms;');
+# absence checks ("not relayed again", "not relayed while Redis is down") wait for relay
+# rounds to have run, counted by cms_status, rather than sleep
+set_conf_defaults(workers => 1, http_config => 'cms_events_interval 200ms;',
+                  config => "location = /status { cms_status; }\n");
 start_nginx();
 
 my $fa = facility();
@@ -100,7 +104,7 @@ for my $s (sort keys %want_fac) {
         is $inv->{status}, 'paid', "$s: data.invoice.status paid";
     }
 }
-sleep 0.5;
+ok Cms::Prom::wait_job_runs('relay', 2, 10), 'two more relay rounds ran';
 is redis_cmd('XLEN', stream_key($fa, 1)), 2, 'relayed once: no new entries on later relay rounds';
 
 # --- Redis stopped -----------------------------------------------------------------------
@@ -159,7 +163,10 @@ my @down_ids = map { $_->[0] } @{psql("INSERT INTO ext_events (facility_id, live
     ('$fa', true, 'billing.payment_completed', '{\"n\": 1}'),
     ('$fa', false, 'billing.payment_completed', '{\"n\": 2}'),
     ('$fb', true, 'billing.payment_completed', '{\"n\": 3}') RETURNING id")};
-sleep 1.5;    # relay rounds fail meanwhile; the other relay's lease runs out
+# the other relay's lease runs out; relay rounds after that fail while Redis is down
+ok wait_until(10, sub { one("SELECT coalesce(claimed_until < now(), true) FROM ext_events WHERE id = '$leased_id'") eq 't' }),
+   'the other relay\'s lease ran out';
+ok Cms::Prom::wait_job_runs('relay', 2, 10), 'two relay rounds ran since';
 is one("SELECT count(*) FROM ext_events WHERE relayed_at IS NOT NULL AND id IN ('" . join("','", @down_ids, $leased_id) . "')"), 0,
    'Redis down: the new events are not marked relayed';
 

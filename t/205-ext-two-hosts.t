@@ -187,7 +187,7 @@ my $K = $fresh->();
     my $pid = lock_invoice_row($i, 1.2);
     ok invoice_row_locked(1.2), 'the invoice row is locked';
     my $ca = start_at($A, POST => record_path($i), $K, $b, 'Idempotency-Key' => $k);
-    sleep 0.3;
+    ok waiting_on_lock(1.1), 'host A\'s request (its key claimed) waits on the row';
     my @r = (undef, at($B, POST => record_path($i), $K, $b, 'Idempotency-Key' => $k));
     $r[0] = finish_at($ca);
     waitpid $pid, 0;

@@ -14,6 +14,7 @@
 # broken, and the registry never hears of them; "%0d%0a" reaches it still encoded; the
 # URL fetched and stored is the one rebuilt from the parsed parts.
 use strict;
+use IO::Select ();
 use warnings;
 use Cms::Test;
 use JSON::PP ();
@@ -429,7 +430,8 @@ my $demo_config = do {
     my $h = start_request(POST => '/v1/extensions',
                           [Authorization => "Bearer $KR", 'Content-Type' => 'application/json', 'Idempotency-Key' => idem()],
                           $JSON->encode({ manifest_url => "https://127.0.0.1:$HANG_PORT/slow.toml" }));
-    sleep 0.3;
+    ok wait_until(5, sub { IO::Select->new($HANG)->can_read(0) }),
+       'the fetch is in flight (its connection waits at the registry)';
     my $mid = http(GET => '/v1/health');
     ok $mid->{status} == 200 && $mid->{elapsed} < 1, sprintf 'during the fetch the one worker answers others (%.2f s)',
        $mid->{elapsed};

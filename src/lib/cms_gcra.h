@@ -105,6 +105,7 @@ void cms_gcra_table_check(cms_gcra_slot_t *slots, size_t nslots,
 
 /*
  * EVAL/EVALSHA CMS_GCRA_LUA 1 <bucket key> <burst> <interval ms> <ttl cap>
+ *     [<now ms>]
  *
  * Returns { allowed (0 or 1), remaining, retry_after_ms, reset_after_ms },
  * all integers, computed exactly as cms_gcra_check() with now = the Redis
@@ -117,6 +118,11 @@ void cms_gcra_table_check(cms_gcra_slot_t *slots, size_t nslots,
  * least that.  Malformed arguments are clamped as in C (burst and
  * interval to 1 .. 2^30); a stored value that is not a number, or is
  * negative, counts as a fresh bucket.
+ *
+ * ARGV[4], for tests only, is the clock to use instead of TIME, so that a
+ * test decides when tokens come back (a busy machine cannot move them);
+ * the key is then kept an hour past its TTL, since the server's clock no
+ * longer says when the bucket is full again.
  *
  * Only KEYS[1] is touched, so it runs on Redis Cluster (the key's hash tag
  * picks the slot).  redis.replicate_commands() is needed before a write
@@ -136,14 +142,20 @@ void cms_gcra_table_check(cms_gcra_slot_t *slots, size_t nslots,
     "local burst = clamp(ARGV[1], 1, 1073741824)\n"                           \
     "local interval = clamp(ARGV[2], 1, 1073741824)\n"                        \
     "local cap = clamp(ARGV[3], 0, 1073741824 * 1073741824)\n"                \
-    "local t = redis.call('TIME')\n"                                          \
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
+    "local now, keep = 0, 0\n"                                                \
+    "if ARGV[4] then\n"                                                       \
+    "  now, keep = clamp(ARGV[4], 0, 2305843009213693952), 3600000\n"         \
+    "else\n"                                                                  \
+    "  local t = redis.call('TIME')\n"                                        \
+    "  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"     \
+    "end\n"                                                                   \
     "local full = interval * burst\n"                                         \
     "local tat = tonumber(redis.call('GET', KEYS[1]) or 0) or 0\n"            \
     "if tat ~= tat or tat < 0 then tat = 0 end\n"                             \
     "local function store(v, ttl)\n"                                          \
     "  if cap > 0 and ttl > cap then ttl = cap end\n"                         \
     "  if ttl < 1 then ttl = 1 end\n"                                         \
+    "  ttl = ttl + keep\n"                                                    \
     "  redis.call('SET', KEYS[1], string.format('%d', v), 'PX',\n"            \
     "             string.format('%d', ttl))\n"                                \
     "end\n"                                                                   \

@@ -24,7 +24,7 @@ Tags: C<:content> (the content API: C<req diag_resp check_err check_subset one s
 new_email workspace api_key key>), C<:keyformat> (C<base62 crc32 random_bytes make_key
 key_from_body checksum_ok bad_checksum>), C<:ext> (the extension API: C<req req_spec
 diag_resp check_ext_err one post idem facility extension ext_key invoice invoice_path
-record_path fail_path key_id redis_cli forget_redis lock_invoice_row invoice_row_locked>).
+record_path fail_path key_id redis_cli forget_redis lock_invoice_row invoice_row_locked waiting_on_lock>).
 
 Helpers that die (C<signup>, C<workspace>, C<api_key>, C<key>, C<mk>, C<mkcat>) are for
 setting up: a failure there is not an assertion, it stops the file with the response.
@@ -49,7 +49,7 @@ our @EXPORT_OK = qw(
     check_url_field
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
-    key_id redis_cli forget_redis lock_invoice_row invoice_row_locked
+    key_id redis_cli forget_redis lock_invoice_row invoice_row_locked waiting_on_lock
 );
 our %EXPORT_TAGS = (
     content   => [qw(req diag_resp check_err check_subset one signup new_email workspace
@@ -58,7 +58,7 @@ our %EXPORT_TAGS = (
                      bad_checksum)],
     ext       => [qw(req req_spec diag_resp check_ext_err one post idem facility extension
                      ext_key invoice invoice_path record_path fail_path key_id redis_cli
-                     forget_redis lock_invoice_row invoice_row_locked)],
+                     forget_redis lock_invoice_row invoice_row_locked waiting_on_lock)],
 );
 
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -617,6 +617,13 @@ sub invoice_row_locked {
     return Cms::Test::wait_until(5, sub {
         one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep($secs)%'
              AND state = 'active' AND pid <> pg_backend_pid()") > 0 });
+}
+
+# a request's statement waits for that lock: it holds its claim meanwhile (bounded wait)
+sub waiting_on_lock {
+    return Cms::Test::wait_until($_[0] // 5, sub {
+        one("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+             AND pid <> pg_backend_pid()") > 0 });
 }
 
 1;
