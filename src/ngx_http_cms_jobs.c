@@ -101,8 +101,10 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
 {
     ngx_event_t  *ev;
 
-    if (ngx_process != NGX_PROCESS_WORKER || ngx_worker != 0
-        || mcf->pg == NULL)
+    /* a worker numbered 0, or the only process (master_process off) */
+    if ((ngx_process != NGX_PROCESS_WORKER
+         && ngx_process != NGX_PROCESS_SINGLE)
+        || ngx_worker != 0 || mcf->pg == NULL)
     {
         return NGX_OK;
     }
@@ -482,8 +484,9 @@ ngx_http_cms_jobs_xgroup(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
     size_t       len[6];
     const char  *argv[6];
 
-    key = ngx_pnalloc(pool, 128);
-    group = ngx_pnalloc(pool, 80);
+    /* both sized from the values: a name is the database's to bound */
+    key = ngx_pnalloc(pool, PQgetlength(res, row, 1) + 32);
+    group = ngx_pnalloc(pool, PQgetlength(res, row, 2) + 8);
 
     if (key == NULL || group == NULL) {
         return NGX_ERROR;

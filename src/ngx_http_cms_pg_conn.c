@@ -10,12 +10,14 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_pg_int.h"
 
 
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
+static ino_t ngx_http_cms_pg_inode(ngx_socket_t fd);
 
 
 ngx_int_t
@@ -89,6 +91,7 @@ ngx_http_cms_pg_wrap(ngx_http_cms_pg_slot_t *slot)
     c->write->handler = ngx_http_cms_pg_event_handler;
 
     slot->c = c;
+    slot->ino = ngx_http_cms_pg_inode(c->fd);
 
     if (ngx_add_conn) {
         if (ngx_add_conn(c) == NGX_ERROR) {
@@ -178,8 +181,19 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
             return NGX_ERROR;
         }
 
-        /* libpq may have opened a new socket (it closed the old one) */
-        if (slot->c != NULL && PQsocket(slot->conn) != slot->c->fd) {
+        /*
+         * libpq moves to the next host or address by closing its socket
+         * and opening another, which usually gets the same number: the
+         * socket's inode tells them apart.  The closed one left epoll
+         * with its last descriptor, so the new one must be added.
+         */
+        if (slot->c == NULL || PQsocket(slot->conn) != slot->c->fd
+            || ngx_http_cms_pg_inode(slot->c->fd) != slot->ino)
+        {
+            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
+                           "cms pg socket switched, fd:%d",
+                           PQsocket(slot->conn));
+
             ngx_http_cms_pg_unwrap(slot);
 
             if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
@@ -280,6 +294,19 @@ ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
 
     slot->stmt = NULL;
     slot->state = NGX_HTTP_CMS_PG_DOWN;
+}
+
+/* a socket's identity: numbers are reused, inodes are not while open */
+static ino_t
+ngx_http_cms_pg_inode(ngx_socket_t fd)
+{
+    struct stat  st;
+
+    if (fd < 0 || fstat(fd, &st) == -1) {
+        return 0;
+    }
+
+    return st.st_ino;
 }
 
 /* the default notice processor prints to stderr */

@@ -72,6 +72,7 @@ typedef struct {
     ngx_uint_t                  nwaiting;
     ngx_msec_t                  backoff;
     ngx_msec_t                  retry_at;
+    ngx_event_t                 kick;        /* posted by a detach */
 } ngx_http_cms_redis_pool_t;
 
 
@@ -93,6 +94,7 @@ static void ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_kick(void);
+static void ngx_http_cms_redis_kick_handler(ngx_event_t *ev);
 static ngx_http_cms_redis_slot_t *ngx_http_cms_redis_acquire(void);
 static ngx_uint_t ngx_http_cms_redis_live(void);
 static ngx_http_cms_redis_op_t *ngx_http_cms_redis_dequeue(void);
@@ -118,6 +120,9 @@ ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_redis_pool.conf = rcf;
     ngx_queue_init(&ngx_http_cms_redis_pool.waiting);
 
+    ngx_http_cms_redis_pool.kick.handler = ngx_http_cms_redis_kick_handler;
+    ngx_http_cms_redis_pool.kick.log = cycle->log;
+
     ngx_http_cms_redis_pool.slots =
         ngx_pcalloc(cycle->pool, rcf->max * sizeof(ngx_http_cms_redis_slot_t));
     if (ngx_http_cms_redis_pool.slots == NULL) {
@@ -133,7 +138,9 @@ ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
         s->timer.handler = ngx_http_cms_redis_timer_handler;
         s->timer.data = s;
         s->timer.log = &s->log;
-        s->timer.cancelable = 1;
+
+        /* not cancelable: quit and reload wait for the commands in flight */
+        s->timer.cancelable = 0;
     }
 
     return NGX_OK;
@@ -382,7 +389,20 @@ ngx_http_cms_redis_detach(void *data)
     if (s->pos != s->last) {
         /* the unsent bytes live in the request's pool */
         ngx_http_cms_redis_close(s);
+
+        /*
+         * a waiter may need the slot again: kick from the event loop, not
+         * from inside the ending request's cleanup
+         */
+        ngx_post_event(&ngx_http_cms_redis_pool.kick, &ngx_posted_events);
     }
+}
+
+
+static void
+ngx_http_cms_redis_kick_handler(ngx_event_t *ev)
+{
+    ngx_http_cms_redis_kick();
 }
 
 
@@ -721,7 +741,13 @@ ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s)
         }
 
         if (s->got == s->expect) {
-            /* anything more would be a reply nobody asked for */
+            /* anything more is a reply nobody asked for: out of step */
+            if (s->reader->pos < s->reader->len) {
+                ngx_log_error(NGX_LOG_ERR, &s->log, 0,
+                              "cms: redis sent more than was asked");
+                return NGX_ERROR;
+            }
+
             return NGX_OK;
         }
     }
@@ -768,7 +794,10 @@ ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s)
 {
     ngx_connection_t  *c;
 
-    if (ngx_exiting || ngx_terminate) {
+    /* an exiting worker keeps a connection only for a waiter */
+    if ((ngx_exiting || ngx_terminate)
+        && ngx_queue_empty(&ngx_http_cms_redis_pool.waiting))
+    {
         ngx_http_cms_redis_close(s);
         return;
     }
@@ -918,6 +947,15 @@ ngx_http_cms_redis_kick(void)
     }
 
     if (ngx_queue_empty(&pool->waiting)) {
+
+        for (i = 0; (ngx_exiting || ngx_terminate) && i < pool->conf->max;
+             i++)
+        {
+            if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_IDLE) {
+                ngx_http_cms_redis_close(&pool->slots[i]);
+            }
+        }
+
         return;
     }
 
