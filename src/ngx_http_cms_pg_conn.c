@@ -2,7 +2,8 @@
 /*
  * The PostgreSQL pool's connections: opening a slot's connection without
  * blocking (PQconnectStartParams, then PQconnectPoll from events), the
- * nginx connection around libpq's socket, and closing.
+ * nginx connection around libpq's socket, what a failed result says of
+ * the connection, and closing.
  */
 
 
@@ -294,6 +295,71 @@ ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
 
     slot->stmt = NULL;
     slot->state = NGX_HTTP_CMS_PG_DOWN;
+}
+
+/*
+ * What a result means for its request: NGX_OK (deliver it), NGX_AGAIN (a
+ * serialization failure or deadlock of a statement safe to retry, not
+ * retried yet), NGX_DECLINED (the server gave up or refused for now: no
+ * answer) or NGX_ABORT (the same, and the connection must go: it was
+ * shut down, or it leads to a server that can no longer write).
+ */
+/* long: a flat table of SQLSTATE classes */
+ngx_int_t
+ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
+    ngx_http_cms_pg_query_t *q, PGresult *res)
+{
+    char  *state, *msg;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_FATAL_ERROR) {
+        return NGX_OK;
+    }
+
+    state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+    if (state == NULL || ngx_strlen(state) != 5) {
+        if (PQstatus(slot->conn) == CONNECTION_OK) {
+            return NGX_OK;
+        }
+
+        /* libpq's own error: the connection went away under the query */
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: postgres connection lost: %s",
+                      PQerrorMessage(slot->conn));
+        return NGX_ABORT;
+    }
+
+    if (ngx_strncmp(state, "40", 2) == 0
+        && q != NULL && q->stmt->retry && !q->retried)
+    {
+        ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
+                      "cms: postgres refused a statement (SQLSTATE %s), "
+                      "running it again", state);
+        return NGX_AGAIN;
+    }
+
+    if (ngx_strncmp(state, "40", 2) != 0
+        && ngx_strncmp(state, "57", 2) != 0
+        && ngx_strncmp(state, "08", 2) != 0
+        && ngx_strncmp(state, "53", 2) != 0
+        && ngx_strcmp(state, "25006") != 0)
+    {
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                  "cms: postgres gave up on a statement: %s (SQLSTATE %s)",
+                  msg ? msg : "", state);
+
+    /* 57014 (a timeout) and 40xxx leave a sound connection behind */
+    if (ngx_strcmp(state, "57014") == 0 || ngx_strncmp(state, "40", 2) == 0
+        || ngx_strncmp(state, "53", 2) == 0)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_ABORT;
 }
 
 /* a socket's identity: numbers are reused, inodes are not while open */

@@ -86,6 +86,8 @@ ngx_int_t ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot);
 ngx_int_t ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot,
     short events);
 void ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot);
+ngx_int_t ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
+    ngx_http_cms_pg_query_t *q, PGresult *res);
 
 /* _pg.c: what the connection side hands back to the pool */
 void ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot,

@@ -165,46 +165,6 @@ ngx_http_cms_redis_exit_process(void)
 /* the request side */
 
 ngx_int_t
-ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
-    int argc, const char **argv, const size_t *argvlen)
-{
-    int      len;
-    char    *cmd;
-    u_char  *p;
-
-    if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
-        ngx_log_error(NGX_LOG_ALERT, pool->log, 0,
-                      "cms: redis pipeline too long");
-        return NGX_ERROR;
-    }
-
-    len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
-    if (len < 0) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_pnalloc(pool, cmds->out.len + len);
-    if (p == NULL) {
-        redisFreeCommand(cmd);
-        return NGX_ERROR;
-    }
-
-    if (cmds->out.len) {
-        ngx_memcpy(p, cmds->out.data, cmds->out.len);
-    }
-
-    ngx_memcpy(p + cmds->out.len, cmd, len);
-    redisFreeCommand(cmd);
-
-    cmds->out.data = p;
-    cmds->out.len += len;
-    cmds->n++;
-
-    return NGX_OK;
-}
-
-
-ngx_int_t
 ngx_http_cms_redis_run(ngx_http_request_t *r,
     ngx_http_cms_redis_cmds_t *cmds, ngx_http_cms_redis_done_pt done)
 {
@@ -698,6 +658,7 @@ ngx_http_cms_redis_read_handler(ngx_event_t *ev)
 
 
 /* reads until EAGAIN; NGX_OK once every expected reply is parsed */
+/* long: read, feed, parse, then the check that nothing is left over */
 static ngx_int_t
 ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s)
 {
@@ -947,15 +908,6 @@ ngx_http_cms_redis_kick(void)
     }
 
     if (ngx_queue_empty(&pool->waiting)) {
-
-        for (i = 0; (ngx_exiting || ngx_terminate) && i < pool->conf->max;
-             i++)
-        {
-            if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_IDLE) {
-                ngx_http_cms_redis_close(&pool->slots[i]);
-            }
-        }
-
         return;
     }
 
