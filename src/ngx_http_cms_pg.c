@@ -748,18 +748,14 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 }
 
 
-/* puts a connected slot back: idle, watched for EOF, closable on reload */
+/*
+ * Puts a connected slot back: idle, watched for EOF, closable on reload.
+ * Every caller kicks the pool next, which closes it in an exiting worker
+ * unless a waiter, or the next step of the request just answered, has it.
+ */
 void
 ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot)
 {
-    /* an exiting worker keeps a connection only for a waiter */
-    if ((ngx_exiting || ngx_terminate)
-        && ngx_queue_empty(&ngx_http_cms_pg_pool.waiting))
-    {
-        ngx_http_cms_pg_close(slot);
-        return;
-    }
-
     slot->state = NGX_HTTP_CMS_PG_IDLE;
     slot->stmt = NULL;
     slot->log.action = "keeping a postgres connection";

@@ -750,18 +750,11 @@ ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s)
 }
 
 
+/* as ngx_http_cms_pg_idle(): the kick that follows closes it when exiting */
 static void
 ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s)
 {
     ngx_connection_t  *c;
-
-    /* an exiting worker keeps a connection only for a waiter */
-    if ((ngx_exiting || ngx_terminate)
-        && ngx_queue_empty(&ngx_http_cms_redis_pool.waiting))
-    {
-        ngx_http_cms_redis_close(s);
-        return;
-    }
 
     c = s->peer.connection;
 
@@ -908,6 +901,16 @@ ngx_http_cms_redis_kick(void)
     }
 
     if (ngx_queue_empty(&pool->waiting)) {
+
+        /* an exiting worker keeps connections only for waiters */
+        for (i = 0; (ngx_exiting || ngx_terminate) && i < pool->conf->max;
+             i++)
+        {
+            if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_IDLE) {
+                ngx_http_cms_redis_close(&pool->slots[i]);
+            }
+        }
+
         return;
     }
 

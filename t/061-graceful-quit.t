@@ -15,7 +15,11 @@ sub quit_and_wait {
 }
 
 sub sessions {
-    # stats are flushed when backends end: read them after nginx is gone
+    # stats are flushed when backends end: read them once nginx's are gone
+    wait_until(5, sub {
+        !psql_admin("SELECT count(*) FROM pg_stat_activity WHERE datname = '%%DB%%'"
+                    . " AND application_name = 'ngx_http_cms'")->[0][0];
+    });
     psql_admin("SELECT pg_stat_clear_snapshot();"
                . " SELECT sessions FROM pg_stat_database WHERE datname = '%%DB%%'")->[0][0];
 }
