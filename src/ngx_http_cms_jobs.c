@@ -33,6 +33,9 @@ typedef ngx_int_t (*ngx_http_cms_jobs_row_pt)(ngx_pool_t *pool,
     ngx_http_cms_redis_cmds_t *cmds, PGresult *res, int row);
 
 
+static void ngx_http_cms_jobs_arm(ngx_event_t *ev,
+    ngx_event_handler_pt handler, ngx_http_cms_main_conf_t *mcf,
+    ngx_log_t *log, ngx_msec_t msec);
 static void ngx_http_cms_jobs_purge(ngx_event_t *ev);
 static void ngx_http_cms_jobs_purged(void *data, PGresult *res);
 static void ngx_http_cms_jobs_relay(ngx_event_t *ev);
@@ -117,54 +120,50 @@ ngx_int_t
 ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf)
 {
-    ngx_event_t  *ev;
-
-    if (ngx_process != NGX_PROCESS_WORKER || ngx_worker != 0
-        || mcf->pg == NULL)
+    /* a worker numbered 0, or the only process (master_process off) */
+    if ((ngx_process != NGX_PROCESS_WORKER
+         && ngx_process != NGX_PROCESS_SINGLE)
+        || ngx_worker != 0 || mcf->pg == NULL)
     {
         return NGX_OK;
     }
 
-    ev = &ngx_http_cms_jobs_purge_ev;
-    ev->handler = ngx_http_cms_jobs_purge;
-    ev->data = mcf;
-    ev->log = cycle->log;
-    ev->cancelable = 1;
-
-    ngx_add_timer(ev, mcf->purge_interval);
+    ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_purge_ev,
+                          ngx_http_cms_jobs_purge, mcf, cycle->log,
+                          mcf->purge_interval);
 
     if (mcf->metrics != NULL) {
         /* for cms_status: asked now, then with the relay's interval */
-        ev = &ngx_http_cms_jobs_lag_ev;
-        ev->handler = ngx_http_cms_jobs_lag;
-        ev->data = mcf;
-        ev->log = cycle->log;
-        ev->cancelable = 1;
-
-        ngx_add_timer(ev, 1);
+        ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_lag_ev,
+                              ngx_http_cms_jobs_lag, mcf, cycle->log, 1);
     }
 
     if (mcf->redis == NULL) {
         return NGX_OK;
     }
 
-    ev = &ngx_http_cms_jobs_relay_ev;
-    ev->handler = ngx_http_cms_jobs_relay;
-    ev->data = mcf;
-    ev->log = cycle->log;
-    ev->cancelable = 1;
-
-    ngx_add_timer(ev, mcf->events_interval);
-
-    ev = &ngx_http_cms_jobs_ext_ev;
-    ev->handler = ngx_http_cms_jobs_ext_tick;
-    ev->data = mcf;
-    ev->log = cycle->log;
-    ev->cancelable = 1;
-
-    ngx_add_timer(ev, mcf->events_interval);
+    ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_relay_ev,
+                          ngx_http_cms_jobs_relay, mcf, cycle->log,
+                          mcf->events_interval);
+    ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_ext_ev,
+                          ngx_http_cms_jobs_ext_tick, mcf, cycle->log,
+                          mcf->events_interval);
 
     return NGX_OK;
+}
+
+
+/* a job's timer, cancelable: a job never holds an exiting worker */
+static void
+ngx_http_cms_jobs_arm(ngx_event_t *ev, ngx_event_handler_pt handler,
+    ngx_http_cms_main_conf_t *mcf, ngx_log_t *log, ngx_msec_t msec)
+{
+    ev->handler = handler;
+    ev->data = mcf;
+    ev->log = log;
+    ev->cancelable = 1;
+
+    ngx_add_timer(ev, msec);
 }
 
 
@@ -515,8 +514,9 @@ ngx_http_cms_jobs_xgroup(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
     size_t       len[6];
     const char  *argv[6];
 
-    key = ngx_pnalloc(pool, 128);
-    group = ngx_pnalloc(pool, 80);
+    /* both sized from the values: a name is the database's to bound */
+    key = ngx_pnalloc(pool, PQgetlength(res, row, 1) + 32);
+    group = ngx_pnalloc(pool, PQgetlength(res, row, 2) + 8);
 
     if (key == NULL || group == NULL) {
         return NGX_ERROR;

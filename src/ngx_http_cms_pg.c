@@ -31,6 +31,7 @@ static ngx_int_t ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot);
+static ngx_uint_t ngx_http_cms_pg_hand_out(void);
 static void ngx_http_cms_pg_idle_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_timer_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_wait_handler(ngx_event_t *ev);
@@ -82,7 +83,13 @@ ngx_http_cms_pg_init_process(ngx_cycle_t *cycle, ngx_http_cms_pg_conf_t *pcf)
         slot->timer.handler = ngx_http_cms_pg_timer_handler;
         slot->timer.data = slot;
         slot->timer.log = &slot->log;
-        slot->timer.cancelable = 1;
+
+        /*
+         * Not cancelable: a worker told to quit or reload waits for the
+         * queries in flight (bounded by their timeouts) instead of
+         * leaving their requests unanswered.
+         */
+        slot->timer.cancelable = 0;
     }
 
     return NGX_OK;
@@ -676,10 +683,12 @@ ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot)
 
 
 /* the query is over: the slot returns to the pool, the request resumes */
+/* long: a retry on the same connection, else the slot back and the answer */
 static void
 ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 {
     PGresult                 *res;
+    ngx_int_t                 rc;
     ngx_http_cms_pg_query_t  *q;
 
     if (slot->timer.timer_set) {
@@ -695,15 +704,43 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
         q->slot = NULL;
     }
 
-    if (PQstatus(slot->conn) == CONNECTION_OK
+    rc = ngx_http_cms_pg_verdict(slot, q, res);
+
+    if (rc != NGX_ABORT
+        && PQstatus(slot->conn) == CONNECTION_OK
         && PQtransactionStatus(slot->conn) == PQTRANS_IDLE)
     {
-        ngx_http_cms_pg_idle(slot);
+        if (rc == NGX_AGAIN) {
+            /* the server rolled it back: once more, on this connection */
+            PQclear(res);
+            res = NULL;
+            q->retried = 1;
+
+            if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
+                return;
+            }
+
+            ngx_http_cms_pg_close(slot);
+            rc = NGX_DECLINED;
+
+        } else {
+            ngx_http_cms_pg_idle(slot);
+        }
 
     } else {
-        ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
-                      "cms: postgres connection left a transaction open");
+        if (rc != NGX_ABORT && PQstatus(slot->conn) == CONNECTION_OK) {
+            ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
+                          "cms: postgres connection left a transaction "
+                          "open");
+        }
+
         ngx_http_cms_pg_close(slot);
+    }
+
+    if (rc != NGX_OK) {
+        /* answered as no answer: 503 with Retry-After, never a 500 */
+        PQclear(res);
+        res = NULL;
     }
 
     if (q != NULL) {
@@ -716,15 +753,14 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 }
 
 
-/* puts a connected slot back: idle, watched for EOF, closable on reload */
+/*
+ * Puts a connected slot back: idle, watched for EOF, closable on reload.
+ * Every caller kicks the pool next, which closes it in an exiting worker
+ * unless a waiter, or the next step of the request just answered, has it.
+ */
 void
 ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot)
 {
-    if (ngx_exiting || ngx_terminate) {
-        ngx_http_cms_pg_close(slot);
-        return;
-    }
-
     slot->state = NGX_HTTP_CMS_PG_IDLE;
     slot->stmt = NULL;
     slot->log.action = "keeping a postgres connection";
@@ -820,7 +856,7 @@ ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 static void
 ngx_http_cms_pg_kick(void)
 {
-    ngx_uint_t                i, connecting;
+    ngx_uint_t                i, connecting, ready;
     ngx_queue_t              *head;
     ngx_http_cms_pg_pool_t   *pool;
     ngx_http_cms_pg_slot_t   *slot;
@@ -828,52 +864,41 @@ ngx_http_cms_pg_kick(void)
 
     pool = &ngx_http_cms_pg_pool;
 
-    while (!ngx_queue_empty(&pool->waiting)) {
-
-        slot = ngx_http_cms_pg_acquire();
-
-        if (slot == NULL) {
-            break;
+    do {
+        if (!ngx_http_cms_pg_hand_out()) {
+            return;
         }
 
-        head = ngx_queue_head(&pool->waiting);
-        q = ngx_queue_data(head, ngx_http_cms_pg_query_t, queue);
-        ngx_queue_remove(head);
-        pool->nwaiting--;
-        q->queued = 0;
+        connecting = 0;
+        ready = 0;
 
-        if (q->wait.timer_set) {
-            ngx_del_timer(&q->wait);
+        for (i = 0; i < pool->conf->max; i++) {
+            connecting += (pool->slots[i].state
+                           == NGX_HTTP_CMS_PG_CONNECTING);
         }
 
-        if (ngx_http_cms_pg_start(slot, q) != NGX_OK) {
-            ngx_http_cms_pg_close(slot);
-            ngx_http_cms_pg_deliver(q, NULL);
-        }
-    }
-
-    if (ngx_queue_empty(&pool->waiting)) {
-        return;
-    }
-
-    connecting = 0;
-
-    for (i = 0; i < pool->conf->max; i++) {
-        connecting += (pool->slots[i].state == NGX_HTTP_CMS_PG_CONNECTING);
-    }
-
-    for (i = 0; i < pool->conf->max
-                && connecting < pool->nwaiting
-                && ngx_current_msec >= pool->retry_at; i++)
-    {
-        slot = &pool->slots[i];
-
-        if (slot->state == NGX_HTTP_CMS_PG_DOWN
-            && ngx_http_cms_pg_connect(slot) == NGX_OK)
+        for (i = 0; i < pool->conf->max
+                    && connecting < pool->nwaiting
+                    && ngx_current_msec >= pool->retry_at; i++)
         {
-            connecting++;
+            slot = &pool->slots[i];
+
+            if (slot->state != NGX_HTTP_CMS_PG_DOWN
+                || ngx_http_cms_pg_connect(slot) != NGX_OK)
+            {
+                continue;
+            }
+
+            /* a connect may complete at once: its waiter is served now */
+            if (slot->state == NGX_HTTP_CMS_PG_IDLE) {
+                ready = 1;
+
+            } else {
+                connecting++;
+            }
         }
-    }
+
+    } while (ready);
 
     if (ngx_http_cms_pg_live()) {
         return;
@@ -896,3 +921,50 @@ ngx_http_cms_pg_kick(void)
 }
 
 
+/*
+ * Gives idle slots to waiters; returns whether waiters are left.  An
+ * exiting worker closes what no waiter needs.
+ */
+static ngx_uint_t
+ngx_http_cms_pg_hand_out(void)
+{
+    ngx_uint_t                i;
+    ngx_queue_t              *head;
+    ngx_http_cms_pg_pool_t   *pool;
+    ngx_http_cms_pg_slot_t   *slot;
+    ngx_http_cms_pg_query_t  *q;
+
+    pool = &ngx_http_cms_pg_pool;
+
+    while (!ngx_queue_empty(&pool->waiting)) {
+
+        slot = ngx_http_cms_pg_acquire();
+
+        if (slot == NULL) {
+            return 1;
+        }
+
+        head = ngx_queue_head(&pool->waiting);
+        q = ngx_queue_data(head, ngx_http_cms_pg_query_t, queue);
+        ngx_queue_remove(head);
+        pool->nwaiting--;
+        q->queued = 0;
+
+        if (q->wait.timer_set) {
+            ngx_del_timer(&q->wait);
+        }
+
+        if (ngx_http_cms_pg_start(slot, q) != NGX_OK) {
+            ngx_http_cms_pg_close(slot);
+            ngx_http_cms_pg_deliver(q, NULL);
+        }
+    }
+
+    for (i = 0; (ngx_exiting || ngx_terminate) && i < pool->conf->max; i++) {
+        if (pool->slots[i].state == NGX_HTTP_CMS_PG_IDLE) {
+            ngx_http_cms_pg_close(&pool->slots[i]);
+        }
+    }
+
+    return 0;
+}

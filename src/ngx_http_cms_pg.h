@@ -39,14 +39,25 @@ typedef struct {
     int                         nparams;
     ngx_uint_t                  id;           /* 0 until first use */
     char                        name[16];
+    ngx_uint_t                  retry;        /* safe to run again */
 } ngx_http_cms_pg_stmt_t;
 
-#define ngx_http_cms_pg_stmt(sql, n)  { sql, n, 0, "" }
+#define ngx_http_cms_pg_stmt(sql, n)  { sql, n, 0, "", 0 }
+
+/*
+ * A statement the pool may run once more when the server refuses it with
+ * a serialization failure or a deadlock (40001, 40P01): one statement is
+ * one transaction, rolled back by the refusal, so a second run is safe
+ * unless the statement reaches outside the database.
+ */
+#define ngx_http_cms_pg_stmt_retry(sql, n)  { sql, n, 0, "", 1 }
 
 
 /*
  * The continuation of a query.  "res" is NULL when no answer came (pool
- * full, queue timeout, connection lost, query timeout; already logged),
+ * full, queue timeout, connection lost, query timeout, the server gave up
+ * or refused for now: SQLSTATE classes 08, 40, 53, 57 and 25006; already
+ * logged, answered 503),
  * else the result, which the pool clears when the continuation returns:
  * copy out what outlives it.  Returns the handler contract's codes.
  */

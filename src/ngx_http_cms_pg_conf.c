@@ -124,6 +124,7 @@ ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
 
 
 /* a service file, a host name or TLS: logged, NGX_ERROR */
+/* long: one pass over the options, one refusal each */
 static ngx_int_t
 ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
 {
@@ -142,6 +143,18 @@ ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
 
         if (ngx_strcmp(o->keyword, "hostaddr") == 0) {
             addr = 1;
+
+            /* libpq resolves "host" for an empty element: blocking */
+            if (o->val[0] == '\0' || o->val[0] == ','
+                || o->val[ngx_strlen(o->val) - 1] == ','
+                || ngx_strstr(o->val, ",,") != NULL)
+            {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "cms_postgres: \"hostaddr=\" has an "
+                                   "empty element; libpq would resolve "
+                                   "the host name with a blocking lookup");
+                return NGX_ERROR;
+            }
 
         } else if (ngx_strcmp(o->keyword, "host") == 0) {
             host = o->val;

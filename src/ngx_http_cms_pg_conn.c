@@ -2,7 +2,8 @@
 /*
  * The PostgreSQL pool's connections: opening a slot's connection without
  * blocking (PQconnectStartParams, then PQconnectPoll from events), the
- * nginx connection around libpq's socket, and closing.
+ * nginx connection around libpq's socket, what a failed result says of
+ * the connection, and closing.
  */
 
 
@@ -10,6 +11,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_pg_int.h"
@@ -17,6 +19,7 @@
 
 
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
+static ino_t ngx_http_cms_pg_inode(ngx_socket_t fd);
 
 
 ngx_int_t
@@ -91,6 +94,7 @@ ngx_http_cms_pg_wrap(ngx_http_cms_pg_slot_t *slot)
     c->write->handler = ngx_http_cms_pg_event_handler;
 
     slot->c = c;
+    slot->ino = ngx_http_cms_pg_inode(c->fd);
 
     if (ngx_add_conn) {
         if (ngx_add_conn(c) == NGX_ERROR) {
@@ -180,8 +184,19 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
             return NGX_ERROR;
         }
 
-        /* libpq may have opened a new socket (it closed the old one) */
-        if (slot->c != NULL && PQsocket(slot->conn) != slot->c->fd) {
+        /*
+         * libpq moves to the next host or address by closing its socket
+         * and opening another, which usually gets the same number: the
+         * socket's inode tells them apart.  The closed one left epoll
+         * with its last descriptor, so the new one must be added.
+         */
+        if (slot->c == NULL || PQsocket(slot->conn) != slot->c->fd
+            || ngx_http_cms_pg_inode(slot->c->fd) != slot->ino)
+        {
+            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
+                           "cms pg socket switched, fd:%d",
+                           PQsocket(slot->conn));
+
             ngx_http_cms_pg_unwrap(slot);
 
             if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
@@ -282,6 +297,84 @@ ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
 
     slot->stmt = NULL;
     slot->state = NGX_HTTP_CMS_PG_DOWN;
+}
+
+/*
+ * What a result means for its request: NGX_OK (deliver it), NGX_AGAIN (a
+ * serialization failure or deadlock of a statement safe to retry, not
+ * retried yet), NGX_DECLINED (the server gave up or refused for now: no
+ * answer) or NGX_ABORT (the same, and the connection must go: it was
+ * shut down, or it leads to a server that can no longer write).
+ */
+/* long: a flat table of SQLSTATE classes */
+ngx_int_t
+ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
+    ngx_http_cms_pg_query_t *q, PGresult *res)
+{
+    char  *state, *msg;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_FATAL_ERROR) {
+        return NGX_OK;
+    }
+
+    state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+    if (state == NULL || ngx_strlen(state) != 5) {
+        if (PQstatus(slot->conn) == CONNECTION_OK) {
+            return NGX_OK;
+        }
+
+        /* libpq's own error: the connection went away under the query */
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: postgres connection lost: %s",
+                      PQerrorMessage(slot->conn));
+        return NGX_ABORT;
+    }
+
+    if (ngx_strncmp(state, "40", 2) == 0
+        && q != NULL && q->stmt->retry && !q->retried)
+    {
+        ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
+                      "cms: postgres refused a statement (SQLSTATE %s), "
+                      "running it again", state);
+        return NGX_AGAIN;
+    }
+
+    if (ngx_strncmp(state, "40", 2) != 0
+        && ngx_strncmp(state, "57", 2) != 0
+        && ngx_strncmp(state, "08", 2) != 0
+        && ngx_strncmp(state, "53", 2) != 0
+        && ngx_strcmp(state, "25006") != 0)
+    {
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                  "cms: postgres gave up on a statement: %s (SQLSTATE %s)",
+                  msg ? msg : "", state);
+
+    /* 57014 (a timeout) and 40xxx leave a sound connection behind */
+    if (ngx_strcmp(state, "57014") == 0 || ngx_strncmp(state, "40", 2) == 0
+        || ngx_strncmp(state, "53", 2) == 0)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_ABORT;
+}
+
+/* a socket's identity: numbers are reused, inodes are not while open */
+static ino_t
+ngx_http_cms_pg_inode(ngx_socket_t fd)
+{
+    struct stat  st;
+
+    if (fd < 0 || fstat(fd, &st) == -1) {
+        return 0;
+    }
+
+    return st.st_ino;
 }
 
 /* the default notice processor prints to stderr */

@@ -17,7 +17,7 @@
 
 
 #define NGX_HTTP_CMS_PG_BACKOFF_MIN    100
-#define NGX_HTTP_CMS_PG_BACKOFF_MAX    2000
+#define NGX_HTTP_CMS_PG_BACKOFF_MAX    1000
 #define NGX_HTTP_CMS_PG_POLL_STEPS     1000
 
 
@@ -42,6 +42,7 @@ typedef struct {
     ngx_http_cms_pg_stmt_t     *stmt;
     PGresult                   *result;
     u_char                     *prepared;     /* by statement id */
+    ino_t                       ino;          /* the socket c wraps */
     ngx_log_t                   log;
 } ngx_http_cms_pg_slot_t;
 
@@ -59,6 +60,7 @@ struct ngx_http_cms_pg_query_s {
     ngx_queue_t                 queue;
     ngx_event_t                 wait;
     unsigned                    queued:1;
+    unsigned                    retried:1;
 };
 
 
@@ -84,6 +86,8 @@ ngx_int_t ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot);
 ngx_int_t ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot,
     short events);
 void ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot);
+ngx_int_t ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
+    ngx_http_cms_pg_query_t *q, PGresult *res);
 
 /* _pg.c: what the connection side hands back to the pool */
 void ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot,

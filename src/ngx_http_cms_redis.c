@@ -18,63 +18,8 @@
 #include <ngx_event_connect.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_redis_int.h"
 #include "ngx_http_cms_metrics.h"
-
-
-#define NGX_HTTP_CMS_REDIS_BACKOFF_MIN  100
-#define NGX_HTTP_CMS_REDIS_BACKOFF_MAX  2000
-
-
-typedef enum {
-    NGX_HTTP_CMS_REDIS_DOWN = 0,
-    NGX_HTTP_CMS_REDIS_CONNECTING,
-    NGX_HTTP_CMS_REDIS_IDLE,
-    NGX_HTTP_CMS_REDIS_BUSY
-} ngx_http_cms_redis_state_e;
-
-
-typedef struct ngx_http_cms_redis_op_s  ngx_http_cms_redis_op_t;
-
-
-typedef struct {
-    ngx_peer_connection_t       peer;
-    ngx_http_cms_redis_state_e  state;
-    redisReader                *reader;
-    ngx_http_cms_redis_op_t    *op;          /* NULL when detached */
-    u_char                     *pos;         /* unsent output */
-    u_char                     *last;
-    ngx_uint_t                  expect;
-    ngx_uint_t                  got;
-    redisReply                 *replies[NGX_HTTP_CMS_REDIS_MAX_PIPELINE];
-    ngx_event_t                 timer;
-    ngx_log_t                   log;
-    unsigned                    authing:1;   /* AUTH sent, not answered */
-} ngx_http_cms_redis_slot_t;
-
-
-struct ngx_http_cms_redis_op_s {
-    ngx_http_request_t         *request;     /* NULL for a job */
-    ngx_pool_t                 *pool;        /* a job's own */
-    ngx_http_cms_redis_job_pt   job_done;
-    void                       *job_data;
-    ngx_log_t                  *log;
-    ngx_http_cms_redis_cmds_t  *cmds;
-    ngx_http_cms_redis_done_pt  done;
-    ngx_http_cms_redis_slot_t  *slot;
-    ngx_queue_t                 queue;
-    ngx_event_t                 wait;
-    unsigned                    queued:1;
-};
-
-
-typedef struct {
-    ngx_http_cms_redis_conf_t  *conf;
-    ngx_http_cms_redis_slot_t  *slots;
-    ngx_queue_t                 waiting;
-    ngx_uint_t                  nwaiting;
-    ngx_msec_t                  backoff;
-    ngx_msec_t                  retry_at;
-} ngx_http_cms_redis_pool_t;
 
 
 static ngx_int_t ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s);
@@ -96,6 +41,7 @@ static void ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_kick(void);
+static void ngx_http_cms_redis_kick_handler(ngx_event_t *ev);
 static ngx_http_cms_redis_slot_t *ngx_http_cms_redis_acquire(void);
 static ngx_uint_t ngx_http_cms_redis_live(void);
 static ngx_http_cms_redis_op_t *ngx_http_cms_redis_dequeue(void);
@@ -105,7 +51,7 @@ static void ngx_http_cms_redis_detach(void *data);
 static ngx_int_t ngx_http_cms_redis_submit(ngx_http_cms_redis_op_t *op);
 
 
-static ngx_http_cms_redis_pool_t  ngx_http_cms_redis_pool;
+ngx_http_cms_redis_pool_t  ngx_http_cms_redis_pool;
 
 
 /* worker lifetime */
@@ -119,6 +65,9 @@ ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
 
     ngx_http_cms_redis_pool.conf = rcf;
     ngx_queue_init(&ngx_http_cms_redis_pool.waiting);
+
+    ngx_http_cms_redis_pool.kick.handler = ngx_http_cms_redis_kick_handler;
+    ngx_http_cms_redis_pool.kick.log = cycle->log;
 
     ngx_http_cms_redis_pool.slots =
         ngx_pcalloc(cycle->pool, rcf->max * sizeof(ngx_http_cms_redis_slot_t));
@@ -135,7 +84,9 @@ ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
         s->timer.handler = ngx_http_cms_redis_timer_handler;
         s->timer.data = s;
         s->timer.log = &s->log;
-        s->timer.cancelable = 1;
+
+        /* not cancelable: quit and reload wait for the commands in flight */
+        s->timer.cancelable = 0;
     }
 
     return NGX_OK;
@@ -346,7 +297,20 @@ ngx_http_cms_redis_detach(void *data)
     if (s->pos != s->last) {
         /* the unsent bytes live in the request's pool */
         ngx_http_cms_redis_close(s);
+
+        /*
+         * a waiter may need the slot again: kick from the event loop, not
+         * from inside the ending request's cleanup
+         */
+        ngx_post_event(&ngx_http_cms_redis_pool.kick, &ngx_posted_events);
     }
+}
+
+
+static void
+ngx_http_cms_redis_kick_handler(ngx_event_t *ev)
+{
+    ngx_http_cms_redis_kick();
 }
 
 
@@ -667,6 +631,7 @@ ngx_http_cms_redis_read_handler(ngx_event_t *ev)
 
 
 /* reads until EAGAIN; NGX_OK once every expected reply is parsed */
+/* long: read, feed, parse, then the check that nothing is left over */
 static ngx_int_t
 ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s)
 {
@@ -710,7 +675,13 @@ ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s)
         }
 
         if (s->got == s->expect) {
-            /* anything more would be a reply nobody asked for */
+            /* anything more is a reply nobody asked for: out of step */
+            if (s->reader->pos < s->reader->len) {
+                ngx_log_error(NGX_LOG_ERR, &s->log, 0,
+                              "cms: redis sent more than was asked");
+                return NGX_ERROR;
+            }
+
             return NGX_OK;
         }
     }
@@ -777,15 +748,11 @@ ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s)
 }
 
 
+/* as ngx_http_cms_pg_idle(): the kick that follows closes it when exiting */
 static void
 ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s)
 {
     ngx_connection_t  *c;
-
-    if (ngx_exiting || ngx_terminate) {
-        ngx_http_cms_redis_close(s);
-        return;
-    }
 
     c = s->peer.connection;
 
@@ -920,6 +887,16 @@ ngx_http_cms_redis_kick(void)
     }
 
     if (ngx_queue_empty(&pool->waiting)) {
+
+        /* an exiting worker keeps connections only for waiters */
+        for (i = 0; (ngx_exiting || ngx_terminate) && i < pool->conf->max;
+             i++)
+        {
+            if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_IDLE) {
+                ngx_http_cms_redis_close(&pool->slots[i]);
+            }
+        }
+
         return;
     }
 

@@ -4,8 +4,7 @@
  * checked at load time (a host name would need a blocking lookup), the
  * pool's limits, and the credential: an ACL user and a password read
  * from a file (never written in nginx.conf), sent as AUTH before any
- * other command on every new connection.  Also the command formatting
- * the pool's users share (hiredis formats, nginx sends).
+ * other command on every new connection.
  */
 
 
@@ -216,62 +215,6 @@ ngx_http_cms_redis_auth_check(ngx_http_cms_redis_conf_t *rcf, ngx_log_t *log,
                       "cms: redis at \"%V\" answered AUTH as user \"%V\" "
                       "with a reply of type %d", &rcf->addr.name, &user,
                       reply->type);
-    }
-
-    return NGX_ERROR;
-}
-
-
-ngx_int_t
-ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
-    int argc, const char **argv, const size_t *argvlen)
-{
-    int      len;
-    char    *cmd;
-    u_char  *p;
-
-    if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
-        ngx_log_error(NGX_LOG_ALERT, pool->log, 0,
-                      "cms: redis pipeline too long");
-        return NGX_ERROR;
-    }
-
-    len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
-    if (len < 0) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_pnalloc(pool, cmds->out.len + len);
-    if (p == NULL) {
-        redisFreeCommand(cmd);
-        return NGX_ERROR;
-    }
-
-    if (cmds->out.len) {
-        ngx_memcpy(p, cmds->out.data, cmds->out.len);
-    }
-
-    ngx_memcpy(p + cmds->out.len, cmd, len);
-    redisFreeCommand(cmd);
-
-    cmds->out.data = p;
-    cmds->out.len += len;
-    cmds->n++;
-
-    return NGX_OK;
-}
-
-
-ngx_int_t
-ngx_http_cms_redis_peek(ngx_connection_t *c)
-{
-    char  buf[1];
-    int   n;
-
-    n = recv(c->fd, buf, 1, MSG_PEEK);
-
-    if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
-        return NGX_OK;
     }
 
     return NGX_ERROR;

@@ -75,6 +75,11 @@ ngx_http_cms_respond(ngx_http_request_t *r, ngx_int_t rc)
         return rc == NGX_ERROR ? NGX_ERROR : ctx->out_rc;
     }
 
+    if (r->connection->error || rc == NGX_HTTP_CLIENT_CLOSED_REQUEST) {
+        /* the client left while we waited: nginx's 499, nothing to send */
+        return NGX_HTTP_CLIENT_CLOSED_REQUEST;
+    }
+
     if (rc == NGX_OK) {
         ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
                       "cms: handler returned NGX_OK without an answer");

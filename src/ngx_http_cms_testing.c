@@ -25,6 +25,10 @@ static ngx_int_t ngx_http_cms_testing_sleep(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_slept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_testing_flaky(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_flaked(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static json_t *ngx_http_cms_testing_lane(ngx_uint_t lane);
 static ngx_int_t ngx_http_cms_testing_pool(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
@@ -41,11 +45,21 @@ static ngx_int_t ngx_http_cms_testing_redis_done(ngx_http_request_t *r,
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_sleep_sql =
     ngx_http_cms_pg_stmt("SELECT pg_sleep($1::float8)", 1);
 
+/* cms_test_flaky() is the test's own function (t/047-pg-refusals.t) */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_flaky_sql =
+    ngx_http_cms_pg_stmt_retry("SELECT cms_test_flaky()", 0);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_flaky_once_sql =
+    ngx_http_cms_pg_stmt("SELECT cms_test_flaky()", 0);
+
 
 ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/_test/sleep"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_testing_sleep, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/_test/flaky"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_flaky, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/_test/pool"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_testing_pool, NULL, NULL, 0 },
@@ -114,6 +128,51 @@ ngx_http_cms_testing_slept(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     json = json_pack("{s:f}", "slept",
                      ngx_atofp(seconds.data, seconds.len, 2) / 100.0);
+
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+/* a statement the test makes fail now and then: ?once=1 is not retried */
+static ngx_int_t
+ngx_http_cms_testing_flaky(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  once;
+
+    rc = ngx_http_cms_query_arg(r, "once", 1, &once);
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (rc == NGX_OK && once.len == 1 && once.data[0] == '1') {
+        return ngx_http_cms_pg_query(r, &ngx_http_cms_testing_flaky_once_sql,
+                                     NULL, 0, ngx_http_cms_testing_flaked);
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_testing_flaky_sql, NULL, 0,
+                                 ngx_http_cms_testing_flaked);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_flaked(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    json_t     *json;
+    ngx_int_t   rc;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    json = json_pack("{s:s}", "value", PQgetvalue(res, 0, 0));
 
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
         return NGX_ERROR;

@@ -29,6 +29,10 @@
 #endif
 
 
+/* how often a worker waiting for a task to come back says so */
+#define NGX_HTTP_CMS_THREAD_HOLD  60000
+
+
 #if !(NGX_THREADS)
 #error ngx_http_cms_module needs nginx built --with-threads
 #endif
@@ -56,6 +60,7 @@ typedef struct {
     ngx_http_cms_thread_done_pt     done;
     void                           *data;
     ngx_http_cms_thread_lane_t     *lane;        /* NULL: none */
+    ngx_event_t                     hold;        /* keeps a worker up */
     ngx_queue_t                     queue;
     unsigned                        queued:1;
     unsigned                        running:1;
@@ -73,6 +78,7 @@ static void ngx_http_cms_thread_release(ngx_http_cms_thread_task_t *t);
 static void ngx_http_cms_thread_cleanup(void *data);
 static void ngx_http_cms_thread_handler(void *data, ngx_log_t *log);
 static void ngx_http_cms_thread_event(ngx_event_t *ev);
+static void ngx_http_cms_thread_hold(ngx_event_t *ev);
 
 
 static ngx_http_cms_thread_lane_t  ngx_http_cms_thread_lanes[
@@ -289,6 +295,10 @@ ngx_http_cms_thread_task(ngx_http_request_t *r)
     task->event.handler = ngx_http_cms_thread_event;
     task->event.data = t;
 
+    t->hold.handler = ngx_http_cms_thread_hold;
+    t->hold.data = t;
+    t->hold.log = r->connection->log;
+
     return t;
 }
 
@@ -318,6 +328,12 @@ ngx_http_cms_thread_post(ngx_http_cms_thread_task_t *t)
     }
 
     r->main->blocked++;
+
+    /*
+     * A task arms no timer of its own: a worker told to quit would see
+     * none it must wait for and leave the request unanswered.
+     */
+    ngx_add_timer(&t->hold, NGX_HTTP_CMS_THREAD_HOLD);
 
     if (t->lane != NULL) {
         t->running = 1;
@@ -436,12 +452,16 @@ ngx_http_cms_thread_event(ngx_event_t *ev)
 
     r->main->blocked--;
 
+    if (t->hold.timer_set) {
+        ngx_del_timer(&t->hold);
+    }
+
     /* the next job starts before this one's continuation runs */
     ngx_http_cms_thread_release(t);
 
     if (c->error) {
         /* the client left: nginx deferred its termination until now */
-        rc = NGX_ERROR;
+        rc = NGX_HTTP_CLIENT_CLOSED_REQUEST;
 
     } else {
         rc = t->done(r, ctx, t->data);
@@ -449,4 +469,15 @@ ngx_http_cms_thread_event(ngx_event_t *ev)
 
     ctx->finish(r, rc);
     ngx_http_run_posted_requests(c);
+}
+
+
+/* a task still running a minute on: the worker keeps waiting for it */
+static void
+ngx_http_cms_thread_hold(ngx_event_t *ev)
+{
+    ngx_log_error(NGX_LOG_WARN, ev->log, 0,
+                  "cms: a thread task is still running");
+
+    ngx_add_timer(ev, NGX_HTTP_CMS_THREAD_HOLD);
 }

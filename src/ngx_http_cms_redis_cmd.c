@@ -1,0 +1,69 @@
+
+/*
+ * Redis commands: a pipeline formatted by hiredis into a buffer of the
+ * caller's pool, ready for ngx_http_cms_redis_run() or _job().
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_redis.h"
+
+
+ngx_int_t
+ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
+    int argc, const char **argv, const size_t *argvlen)
+{
+    int      len;
+    char    *cmd;
+    u_char  *p;
+
+    if (cmds->n == NGX_HTTP_CMS_REDIS_MAX_PIPELINE) {
+        ngx_log_error(NGX_LOG_ALERT, pool->log, 0,
+                      "cms: redis pipeline too long");
+        return NGX_ERROR;
+    }
+
+    len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
+    if (len < 0) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_pnalloc(pool, cmds->out.len + len);
+    if (p == NULL) {
+        redisFreeCommand(cmd);
+        return NGX_ERROR;
+    }
+
+    if (cmds->out.len) {
+        ngx_memcpy(p, cmds->out.data, cmds->out.len);
+    }
+
+    ngx_memcpy(p + cmds->out.len, cmd, len);
+    redisFreeCommand(cmd);
+
+    cmds->out.data = p;
+    cmds->out.len += len;
+    cmds->n++;
+
+    return NGX_OK;
+}
+
+
+/* an idle connection: NGX_OK while it has nothing to read */
+ngx_int_t
+ngx_http_cms_redis_peek(ngx_connection_t *c)
+{
+    char  buf[1];
+    int   n;
+
+    n = recv(c->fd, buf, 1, MSG_PEEK);
+
+    if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
+        return NGX_OK;
+    }
+
+    return NGX_ERROR;
+}

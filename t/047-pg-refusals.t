@@ -1,0 +1,100 @@
+# The server's refusals are answered 503 service_unavailable with Retry-After, never
+# 500: a statement that ran into statement_timeout (57014, set by the module a little
+# below query_timeout), a backend ended by pg_terminate_backend (57P01). A
+# serialization failure or a deadlock (40001, 40P01) of a statement marked safe to
+# retry is run once more by the pool; unmarked, or failing twice, it is a 503. An
+# empty hostaddr element (libpq would resolve the host name, blocking) is refused by
+# nginx -t.
+use strict;
+use warnings;
+use Cms::Test;
+
+sub unavailable {
+    my ($r, $name) = @_;
+    is $r->{status}, 503, "$name: 503" or diag $r->{error} // $r->{body};
+    is(($r->{json} || {})->{code}, 'service_unavailable', "$name: code");
+    like $r->{headers}{'retry-after'} // '', qr/^\d+$/, "$name: Retry-After";
+}
+
+# --- the statement timeout: 1500 ms for the module, 1000 ms for the server
+start_nginx(workers => 1, pg_params => 'max=2 query_timeout=1500ms');
+
+my $off = error_log_size();
+my $r = http(GET => '/v1/_test/sleep?seconds=3');
+unavailable($r, 'statement timeout');
+cmp_ok $r->{elapsed}, '<', 1.45, 'answered when the server gave up, before ours';
+ok scalar(grep { /gave up on a statement: .*SQLSTATE 57014/ } error_log_lines($off)),
+    'the cause is logged with its SQLSTATE';
+ok !grep({ /answering 500/ } error_log_lines($off)), 'no 500 logged';
+
+# The connection was sound: it is reused, not reopened.
+$r = http(GET => '/v1/_test/sleep?seconds=0');
+is $r->{status}, 200, 'next query: 200' or diag $r->{body};
+
+# --- an administrator ends the backend in the middle of a query
+restart_nginx(workers => 1, pg_params => 'max=2');
+my $h = start_request(GET => '/v1/_test/sleep?seconds=8');
+my $pid = wait_until(5, sub {
+    my $rows = psql_admin("SELECT pid FROM pg_stat_activity WHERE datname = '%%DB%%'"
+                          . " AND query LIKE '%pg_sleep%' AND state = 'active'"
+                          . " AND application_name = 'ngx_http_cms'");
+    @$rows ? $rows->[0][0] : undef;
+});
+ok $pid, 'the sleeping backend is seen';
+psql_admin("SELECT pg_terminate_backend($pid)") if $pid;
+$r = finish_request($h);
+unavailable($r, 'terminated backend');
+cmp_ok $r->{elapsed}, '<', 5, 'answered when the backend ended, not at a timeout';
+$r = http(GET => '/v1/_test/sleep?seconds=0');
+is $r->{status}, 200, 'a new connection serves the next query' or diag $r->{body};
+
+# --- serialization failures and deadlocks: the sequence counts the runs (it is not
+# rolled back with the failed statement)
+sub flaky {
+    my ($state, $every) = @_;
+    psql(<<"SQL");
+DROP FUNCTION IF EXISTS cms_test_flaky();
+DROP SEQUENCE IF EXISTS cms_test_flaky_seq;
+CREATE SEQUENCE cms_test_flaky_seq;
+CREATE FUNCTION cms_test_flaky() RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+    IF nextval('cms_test_flaky_seq') % $every <> 0 THEN
+        RAISE EXCEPTION 'refused for the test' USING ERRCODE = '$state';
+    END IF;
+    RETURN 'ok';
+END \$\$;
+SQL
+}
+sub runs { psql("SELECT last_value FROM cms_test_flaky_seq")->[0][0] }
+
+for my $state (qw(40001 40P01)) {
+    flaky($state, 2);
+    $off = error_log_size();
+    $r = http(GET => '/v1/_test/flaky');
+    is $r->{status}, 200, "$state on a statement safe to retry: 200" or diag $r->{body};
+    is_deeply $r->{json}, {value => 'ok'}, "$state: the second run's answer";
+    is runs(), 2, "$state: run twice";
+    ok scalar(grep { /SQLSTATE $state\), running it again/ } error_log_lines($off)),
+        "$state: the retry is logged";
+
+    flaky($state, 2);
+    $r = http(GET => '/v1/_test/flaky?once=1');
+    unavailable($r, "$state on a statement not marked");
+    is runs(), 1, "$state: an unmarked statement runs once";
+}
+
+# Failing every time: one retry, then 503.
+flaky('40001', 1000);
+$r = http(GET => '/v1/_test/flaky');
+unavailable($r, 'a statement refused twice');
+is runs(), 2, 'retried once, not more';
+
+# --- an empty hostaddr element is refused at load time
+for my $ha ('127.0.0.1,', ',127.0.0.1', '127.0.0.1,,127.0.0.1', '') {
+    my $t = nginx_test(postgres => qq{cms_postgres "hostaddr='$ha' host=a,b,c}
+                                   . qq{ port=%%PG_PORT%% dbname=%%DB%% user=postgres";});
+    isnt $t->{rc}, 0, "hostaddr '$ha': nginx -t fails";
+    like $t->{out}, qr/hostaddr=.* has an empty element/, "hostaddr '$ha': says why";
+}
+
+done_testing();
