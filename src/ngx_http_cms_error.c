@@ -352,6 +352,7 @@ ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
         { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
         { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
         { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+        { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
     };
 
     field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
