@@ -40,6 +40,8 @@ my $ws = workspace($owner->{token}, 'Hostile');
 my $API = key($owner->{token}, $ws, 'all scopes', @ALL_SCOPES);
 my $article = mk($API, { title => 'Hostile target' })->{id};
 my $category = mkcat($API, { name => 'Hostile target' })->{id};
+my $video = req(POST => '/v1/api/videos', $API, { title => 'Hostile target' })->{json}{video}{id};
+my $media = req(POST => '/v1/api/media', $API, { title => 'Hostile target' })->{json}{media}{id};
 
 my $fac = facility();
 my $ext = extension($fac);
@@ -96,6 +98,10 @@ my %FILL = (
     category => sub { $category },
     victim_article => sub { mk($API, { title => 'Victim ' . ++$N })->{id} },
     victim_category => sub { mkcat($API, { name => 'Victim ' . ++$N })->{id} },
+    video => sub { $video },
+    media => sub { $media },
+    victim_video => sub { req(POST => '/v1/api/videos', $API, { title => 'Victim ' . ++$N })->{json}{video}{id} },
+    victim_media => sub { req(POST => '/v1/api/media', $API, { title => 'Victim ' . ++$N })->{json}{media}{id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,

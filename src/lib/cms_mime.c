@@ -98,6 +98,7 @@ cms_mime_check(const char *asset, const char *s, size_t len)
 
 
 /* type "/" subtype, then parameters: 1 and *m filled when well-formed */
+/* long: the grammar's steps in order, each with its refusal */
 static int
 cms_mime_parse(const char *s, size_t len, cms_mime_t *m)
 {

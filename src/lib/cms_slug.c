@@ -25,7 +25,9 @@
 static int32_t cms_slug_fold(const char *in, size_t len, UChar *u);
 static const UChar *cms_slug_nfc(const UChar *u, int32_t n, UChar *v,
     int32_t *vn);
+static int cms_slug_valid_char(UChar32 c, int last);
 static int cms_slug_class(UChar32 c, char *t, size_t *tn);
+static int cms_slug_ascii_base(UChar32 c, char *t);
 static size_t cms_slug_write(const UChar *v, int32_t vn, char *out,
     size_t max);
 
@@ -51,13 +53,10 @@ cms_slugify_text(const char *in, size_t len, char *out, size_t out_size)
 }
 
 
-/* long: one flat pass over the code points, a case each */
 int
 cms_slug_text_valid(const char *s, size_t len)
 {
     int                  last, bad;
-    char                 t[2];
-    size_t               tn;
     UChar                u[CMS_SLUG_MAX];
     int32_t              i, n;
     UChar32              c;
@@ -74,47 +73,10 @@ cms_slug_text_valid(const char *s, size_t len)
     for (i = 0; i < (int32_t) len; /* void */) {
         U8_NEXT((const uint8_t *) s, i, (int32_t) len, c);
 
-        if (c <= 0) {
-            return 0;                   /* invalid UTF-8, or NUL */
-        }
+        last = cms_slug_valid_char(c, last);
 
-        if (c == '-') {
-            if (last == CMS_SLUG_SEP) {
-                return 0;
-            }
-
-            last = CMS_SLUG_SEP;
-
-        } else {
-            switch (cms_slug_class(c, t, &tn)) {
-
-            case CMS_SLUG_ASCII:
-                /* as written: ASCII itself, never what turns into it */
-                if (c >= 0x80 || (char) c != t[0]) {
-                    return 0;
-                }
-
-                last = CMS_SLUG_ASCII;
-                break;
-
-            case CMS_SLUG_KEEP:
-                if (u_tolower(c) != c) {
-                    return 0;
-                }
-
-                last = CMS_SLUG_KEEP;
-                break;
-
-            case CMS_SLUG_MARK:
-                if (last != CMS_SLUG_KEEP) {
-                    return 0;
-                }
-
-                break;
-
-            default:
-                return 0;
-            }
+        if (last < 0) {
+            return 0;
         }
 
         bad = 0;
@@ -137,6 +99,43 @@ cms_slug_text_valid(const char *s, size_t len)
     }
 
     return unorm2_isNormalized(nfc, u, n, &err) && U_SUCCESS(err);
+}
+
+
+/*
+ * One character of a slug being checked, after "last" (what the one
+ * before gave: CMS_SLUG_SEP at the start): what it gives, or -1 when it
+ * may not stand there.
+ */
+static int
+cms_slug_valid_char(UChar32 c, int last)
+{
+    char    t[2];
+    size_t  tn;
+
+    if (c <= 0) {
+        return -1;                      /* invalid UTF-8, or NUL */
+    }
+
+    if (c == '-') {
+        return last == CMS_SLUG_SEP ? -1 : CMS_SLUG_SEP;
+    }
+
+    switch (cms_slug_class(c, t, &tn)) {
+
+    case CMS_SLUG_ASCII:
+        /* as written: ASCII itself, never what turns into it */
+        return (c < 0x80 && (char) c == t[0]) ? CMS_SLUG_ASCII : -1;
+
+    case CMS_SLUG_KEEP:
+        return u_tolower(c) == c ? CMS_SLUG_KEEP : -1;
+
+    case CMS_SLUG_MARK:
+        return last == CMS_SLUG_KEEP ? CMS_SLUG_KEEP : -1;
+
+    default:
+        return -1;
+    }
 }
 
 
@@ -213,12 +212,7 @@ cms_slug_nfc(const UChar *u, int32_t n, UChar *v, int32_t *vn)
 static int
 cms_slug_class(UChar32 c, char *t, size_t *tn)
 {
-    UChar                d[16];
-    int8_t               type;
-    int32_t              i, n;
-    UChar32              b, m;
-    UErrorCode           err;
-    const UNormalizer2  *nfc;
+    int8_t  type;
 
     *tn = cms_slug_latin((unsigned) c, t);
 
@@ -240,25 +234,48 @@ cms_slug_class(UChar32 c, char *t, size_t *tn)
         return CMS_SLUG_SEP;
     }
 
-    /* a Latin letter with marks on: the letter ("ǎ" is a + caron) */
+    /* a Latin letter with marks on: the letter (U+01CE is a + caron) */
+    if (cms_slug_ascii_base(c, t)) {
+        *tn = 1;
+        return CMS_SLUG_ASCII;
+    }
+
+    return CMS_SLUG_KEEP;
+}
+
+
+/*
+ * 1 when the canonical decomposition of the letter c is an ASCII letter
+ * and marks only: that letter, lowercased, in t[0].  0 otherwise.
+ */
+static int
+cms_slug_ascii_base(UChar32 c, char *t)
+{
+    UChar                d[16];
+    int8_t               type;
+    int32_t              i, n;
+    UChar32              b, m;
+    UErrorCode           err;
+    const UNormalizer2  *nfc;
+
     err = U_ZERO_ERROR;
     nfc = unorm2_getNFCInstance(&err);
 
     if (U_FAILURE(err)) {
-        return CMS_SLUG_KEEP;
+        return 0;
     }
 
     n = unorm2_getDecomposition(nfc, c, d, 16, &err);
 
     if (U_FAILURE(err) || n < 2) {
-        return CMS_SLUG_KEEP;
+        return 0;
     }
 
     i = 0;
     U16_NEXT(d, i, n, b);
 
     if (!((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z'))) {
-        return CMS_SLUG_KEEP;
+        return 0;
     }
 
     while (i < n) {
@@ -266,14 +283,13 @@ cms_slug_class(UChar32 c, char *t, size_t *tn)
         type = u_charType(m);
 
         if (type < U_NON_SPACING_MARK || type > U_COMBINING_SPACING_MARK) {
-            return CMS_SLUG_KEEP;
+            return 0;
         }
     }
 
     t[0] = (char) (b | 0x20);
-    *tn = 1;
 
-    return CMS_SLUG_ASCII;
+    return 1;
 }
 
 

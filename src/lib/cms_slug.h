@@ -3,8 +3,8 @@
  * Slugs in every script, for the records whose slugs are derived from a
  * title (articles, videos, shows): Latin letters give ASCII as
  * cms_slugify() gives it, letters of other scripts stay themselves,
- * lowercased, in NFC ("Привет, мир" -> "привет-мир"; percent-encoding
- * is the URL's business, not the slug's).  Unicode's tables are ICU's
+ * lowercased, in NFC (a Cyrillic "Mir" stays Cyrillic "mir";
+ * percent-encoding is the URL's business, not the slug's).  Unicode's tables are ICU's
  * (libicuuc).  Pure functions over (pointer, length); the caller owns
  * every buffer; nothing is allocated.
  */

@@ -285,6 +285,20 @@ __DATA__
     "accent_color": {"type": "string"}, "image_url": {"type": "url"}, "locale": {"type": "string"},
     "display_order": {"type": "integer"}
   },
+  "video": {
+    "title": {"type": "string"}, "slug": {"type": "string"},
+    "description": {"type": "string", "ok_2xx": {"long": "a video description takes up to 5000 characters"}},
+    "poster_url": {"type": "url"}, "stream_video_id": {"type": "string"},
+    "stream_library_id": {"type": "string"}, "stream_status": {"type": "string"},
+    "source_url": {"type": "url"}, "duration_seconds": {"type": "number"},
+    "status": {"type": "string"}, "locale": {"type": "string"}, "published_at": {"type": "string"},
+    "clear_stream": {"type": "boolean"}
+  },
+  "media": {
+    "type": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "url"},
+    "thumbnail_url": {"type": "url"}, "mime_type": {"type": "string"}, "size_bytes": {"type": "integer"},
+    "folder": {"type": "string"}, "width": {"type": "integer"}, "height": {"type": "integer"}
+  },
   "ext_config": {
     "note": {"type": "string"}, "count": {"type": "number"}, "flag": {"type": "boolean"},
     "token": {"type": "string"}
@@ -370,6 +384,49 @@ __DATA__
    "params": {"ws": "{{ws}}", "id": "{{category}}"}, "body": {"name": "Patched {{n}}"}, "fields": "category"},
   {"route": "DELETE /v1/workspaces/:ws/categories/:id", "cred": "session",
    "params": {"ws": "{{ws}}", "id": "{{victim_category}}"}},
+
+  {"route": "GET /v1/api/videos", "cred": "api",
+   "query": {"status": {"value": "draft"},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/videos", "cred": "api", "body": {"title": "Hostile {{n}}"},
+   "fields": "video", "required": ["title"]},
+  {"route": "GET /v1/api/videos/:id", "cred": "api", "params": {"id": "{{video}}"}},
+  {"route": "PATCH /v1/api/videos/:id", "cred": "api", "params": {"id": "{{video}}"},
+   "body": {"title": "Patched {{n}}"}, "fields": "video"},
+  {"route": "DELETE /v1/api/videos/:id", "cred": "api", "params": {"id": "{{victim_video}}"}},
+
+  {"route": "GET /v1/workspaces/:ws/videos", "cred": "session", "params": {"ws": "{{ws}}"},
+   "query": {"status": {"value": "draft"},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/workspaces/:ws/videos", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"title": "Hostile {{n}}"}, "fields": "video", "required": ["title"]},
+  {"route": "GET /v1/workspaces/:ws/videos/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{video}}"}},
+  {"route": "PATCH /v1/workspaces/:ws/videos/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{video}}"}, "body": {"title": "Patched {{n}}"}, "fields": "video"},
+  {"route": "DELETE /v1/workspaces/:ws/videos/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{victim_video}}"}},
+
+  {"route": "GET /v1/api/media", "cred": "api",
+   "query": {"type": {"value": "image"},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/media", "cred": "api", "body": {"title": "Hostile {{n}}", "mime_type": "image/png"},
+   "fields": "media"},
+  {"route": "GET /v1/api/media/:id", "cred": "api", "params": {"id": "{{media}}"}},
+
+  {"route": "GET /v1/workspaces/:ws/media", "cred": "session", "params": {"ws": "{{ws}}"},
+   "query": {"type": {"value": "image"},
+             "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/workspaces/:ws/media", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"title": "Hostile {{n}}", "mime_type": "image/png"}, "fields": "media"},
+  {"route": "GET /v1/workspaces/:ws/media/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{media}}"}},
+  {"route": "DELETE /v1/workspaces/:id/media/:key", "cred": "session",
+   "params": {"id": "{{ws}}", "key": "{{victim_media}}"}},
 
   {"route": "GET /v1/ext/billing/invoices/:id", "cred": "ext", "params": {"id": "{{invoice}}"}},
   {"route": "POST /v1/ext/billing/payments/:id/record", "cred": "ext", "params": {"id": "{{fresh_invoice}}"},
