@@ -4,9 +4,9 @@
  * title (articles, videos, shows): Latin letters give ASCII as
  * cms_slugify() gives it, letters of other scripts stay themselves,
  * lowercased, in NFC (a Cyrillic "Mir" stays Cyrillic "mir";
- * percent-encoding is the URL's business, not the slug's).  Unicode's tables are ICU's
- * (libicuuc).  Pure functions over (pointer, length); the caller owns
- * every buffer; nothing is allocated.
+ * percent-encoding is the URL's business, not the slug's).  Unicode's
+ * tables are ICU's (libicuuc).  Pure functions over (pointer, length);
+ * the caller owns every buffer; nothing is allocated.
  */
 
 
