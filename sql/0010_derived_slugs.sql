@@ -45,11 +45,13 @@ CREATE FUNCTION cms_article_slug_free(p_workspace uuid, p_locale text,
            END $$;
 
 
--- Creates an article whose slug was derived: cms_article_save() with the
--- first free slug, again with the next one when a concurrent writer took
--- it first.
-CREATE FUNCTION cms_article_save_derived(p_workspace uuid, p_actor uuid,
-                                         p_can_publish boolean, p jsonb,
+-- Creates or updates an article as cms_article_save_as() (sql/0008) does;
+-- a new article whose slug was derived gets the first free one, and the
+-- next when a concurrent writer took it first (each attempt rolled back
+-- to its savepoint).
+CREATE FUNCTION cms_article_save_slugged(p_workspace uuid, p_actor uuid,
+                                         p_can_publish boolean,
+                                         p_all boolean, p_id uuid, p jsonb,
                                          p_autosave boolean)
     RETURNS text
     LANGUAGE plpgsql
@@ -58,6 +60,13 @@ DECLARE
     base  text := p->>'slug';
     loc   text;
 BEGIN
+    IF p_id IS NOT NULL
+       OR NOT coalesce((p->>'slug_derived')::boolean, false)
+    THEN
+        RETURN cms_article_save_as(p_workspace, p_actor, p_can_publish,
+                                   p_all, p_id, p - 'slug_derived',
+                                   p_autosave);
+    END IF;
     p := p - 'slug_derived';
     loc := coalesce(p->>'locale', (SELECT default_locale FROM workspaces
                                     WHERE id = p_workspace));
@@ -66,8 +75,8 @@ BEGIN
                        to_jsonb(cms_article_slug_free(p_workspace, loc,
                                                       base)));
         BEGIN
-            RETURN cms_article_save(p_workspace, p_actor, p_can_publish,
-                                    NULL, p, p_autosave);
+            RETURN cms_article_save_as(p_workspace, p_actor, p_can_publish,
+                                       p_all, NULL, p, p_autosave);
         EXCEPTION WHEN raise_exception THEN
             IF SQLERRM <> 'slug_taken' THEN
                 RAISE;
@@ -76,40 +85,6 @@ BEGIN
     END LOOP;
     PERFORM cms_raise('slug_taken', 'slug');
     RETURN NULL;
-END $$;
-
-
--- As in 0008, plus derived slugs on create.
-CREATE OR REPLACE FUNCTION cms_article_save_as(p_workspace uuid,
-                                               p_actor uuid,
-                                               p_can_publish boolean,
-                                               p_all boolean, p_id uuid,
-                                               p jsonb, p_autosave boolean)
-    RETURNS text
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    IF NOT p_all THEN
-        IF p_id IS NOT NULL
-           AND NOT cms_article_lock_own(p_workspace, p_actor, p_id)
-        THEN
-            PERFORM cms_raise('not_found');
-        END IF;
-        -- an explicit null gives the article to nobody: not one's own
-        IF p ? 'author_id'
-           AND (p->>'author_id')::uuid IS DISTINCT FROM p_actor
-        THEN
-            PERFORM cms_raise('forbidden', 'author_id');
-        END IF;
-    END IF;
-
-    IF p_id IS NULL AND coalesce((p->>'slug_derived')::boolean, false) THEN
-        RETURN cms_article_save_derived(p_workspace, p_actor, p_can_publish,
-                                        p, p_autosave);
-    END IF;
-
-    RETURN cms_article_save(p_workspace, p_actor, p_can_publish, p_id,
-                            p - 'slug_derived', p_autosave);
 END $$;
 
 COMMIT;

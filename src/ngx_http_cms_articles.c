@@ -4,8 +4,9 @@
  * /v1/workspaces/{id}/articles (session), one handler each for both.
  *
  * A write is validated here, its body sanitized in the thread pool, and
- * then applied by cms_article_save_as() (sql/0008_article_authors.sql)
- * and cms_article_save() (sql/0003_content.sql), which hold the rules that
+ * then applied by cms_article_save_slugged() (derived slugs, sql/0010),
+ * cms_article_save_as() (sql/0008_article_authors.sql) and
+ * cms_article_save() (sql/0003_content.sql), which hold the rules that
  * need the current row: an author's own articles, publish rights, live
  * edits, slugs per locale, revisions and outbox events, in one
  * transaction.
@@ -105,7 +106,8 @@ static ngx_http_cms_thread_job_t  ngx_http_cms_articles_sanitizer = {
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_save_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_article_save_as($1, $2, $3, $4, $5, $6::jsonb, $7)", 7);
+        "SELECT cms_article_save_slugged($1, $2, $3, $4, $5, $6::jsonb, $7)",
+        7);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_delete_sql =
     ngx_http_cms_pg_stmt(

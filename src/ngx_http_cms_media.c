@@ -36,8 +36,6 @@
 
 static ngx_int_t ngx_http_cms_media_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_media_list_args(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_media_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs);
 static ngx_int_t ngx_http_cms_media_get(ngx_http_request_t *r,
@@ -173,14 +171,14 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_media_delete_sql =
         " RETURNING id", 2);
 
 /*
- * The page of the workspace "ws": type $2 (NULL: all), limit $3, offset
- * $4, newest first (media_assets_list_idx, media_assets_type_idx); past
- * the end, one row of NULLs after the total.
+ * The page of the workspace "ws", its total from the counters kept by
+ * the writes (cms_record_total(), sql/0012): type $2 (NULL: all), limit
+ * $3, offset $4, newest first (media_assets_list_idx,
+ * media_assets_type_idx); past the end, one row of NULLs after the total.
  */
 #define NGX_HTTP_CMS_MEDIA_PAGE(ws)                                           \
-    " CROSS JOIN LATERAL (SELECT count(*) AS total FROM media_assets c"       \
-    "  WHERE c.workspace_id = " ws                                            \
-    "   AND ($2::text IS NULL OR c.type = $2)) t"                             \
+    " CROSS JOIN LATERAL (SELECT cms_record_total('media', " ws ", $2)"       \
+    "  AS total) t"                                                           \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_MEDIA_COLUMNS                   \
     "  FROM media_assets m WHERE m.workspace_id = " ws                        \
     "   AND ($2::text IS NULL OR m.type = $2)"                                \
@@ -198,6 +196,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_media_list_fused_sql =
         "SELECT k.*, t.total, p.* FROM ("
         NGX_HTTP_CMS_AUTH_KEY_SQL("") ") k"
         NGX_HTTP_CMS_MEDIA_PAGE("k.workspace_id"), 4);
+
+/* the list's filter: ?type= */
+static const ngx_http_cms_list_filter_t  ngx_http_cms_media_filter = {
+    "type", ngx_http_cms_media_types, NGX_HTTP_CMS_ERR_INVALID_FIELD,
+    &ngx_http_cms_media_record
+};
 
 static ngx_http_cms_fused_t  ngx_http_cms_media_get_fused = {
     &ngx_http_cms_media_get_fused_sql, NULL
@@ -249,82 +253,20 @@ ngx_http_cms_route_t  ngx_http_cms_media_routes[] = {
 static ngx_int_t
 ngx_http_cms_media_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-    ngx_str_t  args[4];
-
-    args[0] = ctx->principal.workspace_id;
-
-    rc = ngx_http_cms_media_list_args(r, ctx, &args[1]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_media_list_sql, args, 4,
-                                 ngx_http_cms_list_done);
+    return ngx_http_cms_list_filtered(r, ctx, &ngx_http_cms_media_filter,
+                                      &ngx_http_cms_media_list_sql);
 }
 
 
-/*
- * The query's type and page as $2 .. $4 (args[0 .. 2]), the page kept in
- * ctx->data.  NGX_OK, or the error recorded.
- */
-static ngx_int_t
-ngx_http_cms_media_list_args(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *args)
-{
-    ngx_int_t             rc;
-    ngx_http_cms_page_t  *page;
-
-    rc = ngx_http_cms_query_arg(r, "type", 16, &args[0]);
-
-    if (rc == NGX_OK
-        && !cms_str_one_of((const char *) args[0].data, args[0].len,
-                           ngx_http_cms_media_types))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "type");
-    }
-
-    if (rc != NGX_OK && rc != NGX_DECLINED) {
-        return rc;
-    }
-
-    page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
-    if (page == NULL) {
-        return NGX_ERROR;
-    }
-
-    page->rec = &ngx_http_cms_media_record;
-    ctx->data = page;
-
-    return ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
-                                  NGX_HTTP_CMS_LIST_MAX, page, &args[1]);
-}
-
-
-/* the fused list's $2 .. $4; a query the list refuses: the key alone */
+/* the fused list's $2 .. $4 */
 static ngx_int_t
 ngx_http_cms_media_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs)
 {
-    ngx_int_t             rc;
-    ngx_http_cms_page_t  *page;
-
-    rc = ngx_http_cms_media_list_args(r, ctx, args);
-
-    if (rc == NGX_ERROR) {
-        return NGX_ERROR;
-    }
-
-    if (rc != NGX_OK) {
-        ctx->has_err = 0;
-        return NGX_DECLINED;
-    }
-
-    page = ctx->data;
-    page->base = NGX_HTTP_CMS_AUTH_KEY_COLUMNS;
-    *nargs = 3;
-
-    return NGX_OK;
+    return ngx_http_cms_list_filtered_fused(r, ctx,
+                                            &ngx_http_cms_media_filter,
+                                            NGX_HTTP_CMS_AUTH_KEY_COLUMNS,
+                                            args, nargs);
 }
 
 

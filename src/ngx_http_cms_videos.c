@@ -32,8 +32,6 @@
 
 static ngx_int_t ngx_http_cms_videos_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_videos_list_args(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_videos_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs);
 static ngx_int_t ngx_http_cms_videos_get(ngx_http_request_t *r,
@@ -191,13 +189,13 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_videos_get_fused_sql =
         "  AND v.id = $2::uuid", 2);
 
 /*
- * The page of the workspace "ws": status $2 (NULL: all), limit $3, offset
- * $4; past the end, one row of NULLs after the total.
+ * The page of the workspace "ws", its total from the counters kept by
+ * the writes (cms_record_total(), sql/0012): status $2 (NULL: all), limit
+ * $3, offset $4; past the end, one row of NULLs after the total.
  */
 #define NGX_HTTP_CMS_VIDEOS_PAGE(ws)                                          \
-    " CROSS JOIN LATERAL (SELECT count(*) AS total FROM videos c"             \
-    "  WHERE c.workspace_id = " ws                                            \
-    "   AND ($2::text IS NULL OR c.status = $2)) t"                           \
+    " CROSS JOIN LATERAL (SELECT cms_record_total('videos', " ws ", $2)"      \
+    "  AS total) t"                                                           \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_VIDEO_COLUMNS                   \
     "  FROM videos v WHERE v.workspace_id = " ws                              \
     "   AND ($2::text IS NULL OR v.status = $2)"                              \
@@ -215,6 +213,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_videos_list_fused_sql =
         "SELECT k.*, t.total, p.* FROM ("
         NGX_HTTP_CMS_AUTH_KEY_SQL("") ") k"
         NGX_HTTP_CMS_VIDEOS_PAGE("k.workspace_id"), 4);
+
+/* the list's filter: ?status= */
+static const ngx_http_cms_list_filter_t  ngx_http_cms_videos_filter = {
+    "status", ngx_http_cms_videos_statuses, NGX_HTTP_CMS_ERR_INVALID_STATUS,
+    &ngx_http_cms_video
+};
 
 static ngx_http_cms_fused_t  ngx_http_cms_videos_get_fused = {
     &ngx_http_cms_videos_get_fused_sql, NULL
@@ -274,89 +278,20 @@ ngx_http_cms_route_t  ngx_http_cms_videos_routes[] = {
 static ngx_int_t
 ngx_http_cms_videos_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-    ngx_str_t  args[4];
-
-    args[0] = ctx->principal.workspace_id;
-
-    rc = ngx_http_cms_videos_list_args(r, ctx, &args[1]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_videos_list_sql, args, 4,
-                                 ngx_http_cms_list_done);
+    return ngx_http_cms_list_filtered(r, ctx, &ngx_http_cms_videos_filter,
+                                      &ngx_http_cms_videos_list_sql);
 }
 
 
-/*
- * The query's status and page as $2 .. $4 (args[0 .. 2]), the page kept
- * in ctx->data.  NGX_OK, or the error recorded.
- */
-static ngx_int_t
-ngx_http_cms_videos_list_args(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *args)
-{
-    ngx_int_t             rc;
-    ngx_http_cms_page_t  *page;
-
-    rc = ngx_http_cms_query_arg(r, "status", 64, &args[0]);
-
-    if (rc == NGX_OK
-        && !cms_str_one_of((const char *) args[0].data, args[0].len,
-                           ngx_http_cms_videos_statuses))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_STATUS, "status");
-    }
-
-    if (rc != NGX_OK && rc != NGX_DECLINED) {
-        return rc;
-    }
-
-    page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
-    if (page == NULL) {
-        return NGX_ERROR;
-    }
-
-    ctx->data = page;
-
-    rc = ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
-                                NGX_HTTP_CMS_LIST_MAX, page, &args[1]);
-
-    page->rec = &ngx_http_cms_video;
-
-    return rc;
-}
-
-
-/*
- * The fused list's $2 .. $4.  A query the list would refuse declines the
- * fused read: the key is then checked alone and the handler answers the
- * query's error, so that a bad credential is told first.
- */
+/* the fused list's $2 .. $4 */
 static ngx_int_t
 ngx_http_cms_videos_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs)
 {
-    ngx_int_t             rc;
-    ngx_http_cms_page_t  *page;
-
-    rc = ngx_http_cms_videos_list_args(r, ctx, args);
-
-    if (rc == NGX_ERROR) {
-        return NGX_ERROR;
-    }
-
-    if (rc != NGX_OK) {
-        ctx->has_err = 0;
-        return NGX_DECLINED;
-    }
-
-    page = ctx->data;
-    page->base = NGX_HTTP_CMS_AUTH_KEY_COLUMNS;
-    *nargs = 3;
-
-    return NGX_OK;
+    return ngx_http_cms_list_filtered_fused(r, ctx,
+                                            &ngx_http_cms_videos_filter,
+                                            NGX_HTTP_CMS_AUTH_KEY_COLUMNS,
+                                            args, nargs);
 }
 
 

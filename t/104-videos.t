@@ -356,4 +356,10 @@ my $theirs = mkvid($K2, { title => 'Theirs' });
 
 check_url_field($K, video => '/v1/api/videos', { title => 'URL check' }, 'poster_url');
 
+# The list totals come from counters kept by the writes (sql/0012): after every create,
+# patch and delete above, they equal a COUNT.
+is_deeply psql("SELECT workspace_id, value, n FROM record_counts WHERE kind = 'videos' AND n <> 0 ORDER BY 1, 2"),
+    psql("SELECT workspace_id, status, count(*) FROM videos GROUP BY 1, 2 ORDER BY 1, 2"),
+    'the counters behind the list totals equal a COUNT';
+
 done_testing();

@@ -250,4 +250,10 @@ is_deeply req(GET => "/v1/api/media/$theirs->{id}", $K2)->{json}{media}, $theirs
         'the other workspace\'s asset is untouched';
 }
 
+# The list totals come from counters kept by the writes (sql/0012): after every create,
+# patch and delete above, they equal a COUNT.
+is_deeply psql("SELECT workspace_id, value, n FROM record_counts WHERE kind = 'media' AND n <> 0 ORDER BY 1, 2"),
+    psql("SELECT workspace_id, type, count(*) FROM media_assets GROUP BY 1, 2 ORDER BY 1, 2"),
+    'the counters behind the list totals equal a COUNT';
+
 done_testing();
