@@ -48,7 +48,7 @@ UNIT_SRCS := $(wildcard t/unit/test_*.c)
 UNIT_BINS := $(patsubst t/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
 UNIT_CFLAGS := -Isrc/lib -std=c99 -Wall -Wextra -Werror -O1 -g $(UNIT_SAN)
 # What src/lib may link against (unit tests, fuzz targets and cms-admin link it too).
-LIB_LIBS := -lcrypto -lgumbo -largon2 -ljansson
+LIB_LIBS := -lcrypto -lgumbo -largon2 -ljansson -licuuc
 UNIT_LIBS := -lcmocka $(LIB_LIBS)
 FUZZ_SRCS := $(wildcard fuzz/*.c)
 # cms-admin, the command-line tool (bootstrap, keys, demo seed): src/tools/ over src/lib/.

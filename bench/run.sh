@@ -6,7 +6,8 @@
 # on the same PostgreSQL. Routes: GET /v1/health (a SELECT 1 and a Redis PING),
 # GET /v1/api/articles/{id} (the key and the article in one statement) and
 # GET /v1/api/articles?limit=20 (the key and the page in one statement; against pgbench
-# running the reference page read on 10,000 articles, not our statement),
+# running the reference page read on 10,000 articles, not our statement), GET
+# /v1/api/media?limit=20 (the same, on 10,000 assets),
 # GET /v1/api/comments?article_id=...&limit=20 (the same against the reference page of
 # one article's comments among 20,000), and the list's
 # p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE), and
@@ -270,6 +271,38 @@ run_wrk "static file of the same size" /static/entries.json
 b=$rate
 run_pgbench "the same statements: key, filtered page of 20 with its total" "$prefix/entries.sql"
 row "GET custom entries?filter[]" "$a" "$b" "$tps"
+# The media list (issue 12): BENCH_MEDIA (10,000) assets of every type in the same
+# workspace, a key with media:read; against pgbench running the reference read (the
+# key, the index-ordered page of 20, the total), as for articles.
+mkey=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name bench-media \
+           --scopes media:read,media:write)
+curl -s -o /dev/null -X POST -H "Authorization: Bearer $mkey" -H 'Content-Type: application/json' \
+    -d '{"title":"Bench asset","url":"https://cdn.example.com/a.png","mime_type":"image/png","size_bytes":1024,"width":640,"height":480,"folder":"bench"}' \
+    "$url/v1/api/media"
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO media_assets (workspace_id, type, title, url, thumbnail_url, mime_type, size_bytes,
+                              width, height, folder, created_by, created_at)
+    SELECT m.workspace_id, (ARRAY['image','video','audio','file'])[1 + g % 4], 'Bench asset ' || g,
+           'https://cdn.example.com/asset-' || g || '.bin', m.thumbnail_url, m.mime_type, g * 1024,
+           m.width, m.height, m.folder, m.created_by, now() - g * interval '1 second'
+      FROM (SELECT * FROM media_assets LIMIT 1) m, generate_series(2, ${BENCH_MEDIA:-10000}) g"
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM ANALYZE media_assets"
+mhash=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+            -c "SELECT encode(secret_hash, 'hex') FROM api_keys WHERE name = 'bench-media'")
+mkeyfrom=${keyfrom/$hash/$mhash}
+cat >"$prefix/media.sql" <<SQL
+$keysql $mkeyfrom;
+SELECT * FROM media_assets WHERE workspace_id = '$ws' ORDER BY created_at DESC, id DESC LIMIT 20;
+SELECT count(*) FROM media_assets WHERE workspace_id = '$ws';
+SQL
+snapshot "/v1/api/media?limit=20" media.json -H "Authorization: Bearer $mkey"
+echo; echo "media list body: $(stat -c %s "$prefix/static/media.json") bytes"
+run_wrk "GET media?limit=20" "/v1/api/media?limit=20" -H "Authorization: Bearer $mkey"
+a=$rate
+run_wrk "static file of the same size" /static/media.json
+b=$rate
+run_pgbench "the reference: key, page of 20, total" "$prefix/media.sql"
+row "GET /v1/api/media?limit=20" "$a" "$b" "$tps"
 
 # The list must not cost what the workspace holds: the same page in a workspace of
 # 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency

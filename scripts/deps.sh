@@ -9,7 +9,7 @@
 set -euo pipefail
 
 build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev libssl-dev
-       libargon2-dev libgumbo-dev)
+       libargon2-dev libgumbo-dev libicu-dev)
 # runuser (util-linux) and od (coreutils) are essential packages: always present.
 run=(postgresql redis-server curl ca-certificates)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,

@@ -4,8 +4,9 @@
  * /v1/workspaces/{id}/articles (session), one handler each for both.
  *
  * A write is validated here, its body sanitized in the thread pool, and
- * then applied by cms_article_save_as() (sql/0008_article_authors.sql)
- * and cms_article_save() (sql/0003_content.sql), which hold the rules that
+ * then applied by cms_article_save_slugged() (derived slugs, sql/0012),
+ * cms_article_save_as() (sql/0008_article_authors.sql) and
+ * cms_article_save() (sql/0003_content.sql), which hold the rules that
  * need the current row: an author's own articles, publish rights, live
  * edits, slugs per locale, revisions and outbox events, in one
  * transaction.
@@ -27,6 +28,7 @@
 #include "ngx_http_cms_list.h"
 #include "cms_sanitize.h"
 #include "cms_text.h"
+#include "cms_slug.h"
 #include "cms_uuid.h"
 #include "cms_url.h"
 #include "cms_validate.h"
@@ -90,8 +92,6 @@ static void ngx_http_cms_articles_actor(ngx_http_cms_ctx_t *ctx,
 static ngx_int_t ngx_http_cms_articles_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_article_write_t *w,
     ngx_uint_t create);
-static ngx_int_t ngx_http_cms_articles_slug(ngx_http_request_t *r,
-    json_t *patch);
 static ngx_int_t ngx_http_cms_articles_id(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *id);
 static int ngx_http_cms_articles_time_valid(const char *p, size_t len);
@@ -106,7 +106,8 @@ static ngx_http_cms_thread_job_t  ngx_http_cms_articles_sanitizer = {
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_save_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_article_save_as($1, $2, $3, $4, $5, $6::jsonb, $7)", 7);
+        "SELECT cms_article_save_slugged($1, $2, $3, $4, $5, $6::jsonb, $7)",
+        7);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_delete_sql =
     ngx_http_cms_pg_stmt(
@@ -233,9 +234,10 @@ static const cms_field_t  ngx_http_cms_articles_fields[] = {
     { "title", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY
       | NGX_HTTP_CMS_ART_SKIP, 1, NGX_HTTP_CMS_ERR_TITLE_REQUIRED, 0,
       1, 500, NULL, NULL, 0, NULL },
-    /* a slug's own limit (200) is the slug rule's: invalid_slug */
+    /* a slug's own limit (200 bytes) is the slug rule's: invalid_slug;
+       every script's letters, as a derived slug keeps them */
     { "slug", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 2, 0, 0, 0, 1000,
-      NULL, cms_slug_valid, NGX_HTTP_CMS_ERR_INVALID_SLUG, NULL },
+      NULL, cms_slug_text_valid, NGX_HTTP_CMS_ERR_INVALID_SLUG, NULL },
     { "subtitle", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 3, 0, 0, 0, 2000,
       NULL, NULL, 0, NULL },
     { "excerpt", CMS_FIELD_STRING, NGX_HTTP_CMS_ART_SKIP, 3, 0, 0, 0, 2000,
@@ -384,12 +386,6 @@ ngx_http_cms_articles_list_args(ngx_http_request_t *r,
     }
 
     rc = ngx_http_cms_query_arg(r, "status", 64, &args[1]);
-
-    if (rc == NGX_OK
-        && !cms_str_one_of((char *) args[2].data, args[2].len,
-                           ngx_http_cms_articles_statuses))
-    {
-};
 
     if (rc == NGX_OK
         && !cms_str_one_of((const char *) args[1].data, args[1].len,
@@ -757,38 +753,8 @@ ngx_http_cms_articles_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         w->html_len = json_string_length(v);
     }
 
-    return create ? ngx_http_cms_articles_slug(r, w->patch) : NGX_OK;
-}
-
-
-/* a new article's slug from its title, when none is given */
-static ngx_int_t
-ngx_http_cms_articles_slug(ngx_http_request_t *r, json_t *patch)
-{
-    json_t     *v;
-    ngx_str_t   slug, title;
-
-    if (json_object_get(patch, "slug") != NULL) {
-        return NGX_OK;
-    }
-
-    v = json_object_get(patch, "title");
-
-    title.data = (u_char *) json_string_value(v);
-    title.len = json_string_length(v);
-    ngx_str_null(&slug);
-
-    if (ngx_http_cms_json_slug(r, &slug, &title) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    v = json_stringn((char *) slug.data, slug.len);
-
-    if (v == NULL || json_object_set_new(patch, "slug", v) != 0) {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
+    return create ? ngx_http_cms_json_slug_derive(r, w->patch, "title")
+                  : NGX_OK;
 }
 
 

@@ -375,36 +375,47 @@ ngx_http_cms_error_sqlstate(const char *state, const char *msg)
 }
 
 
+/* unique constraints whose violation is a named error on a field */
+typedef struct {
+    const char  *constraint;
+    ngx_uint_t   code;
+    const char  *param;
+} ngx_http_cms_unique_t;
+
+static ngx_http_cms_unique_t  ngx_http_cms_error_unique[] = {
+    { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
+    { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    { "custom_modules_slug_key", NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
+      "slug" },
+    { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+};
+
+#define NGX_HTTP_CMS_UNIQUE_N                                                 \
+    (sizeof(ngx_http_cms_error_unique) / sizeof(ngx_http_cms_unique_t))
+
+
 /* records "code" with the field the server named; results die early */
 static ngx_int_t
 ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
     ngx_uint_t code)
 {
-    char       *field, *param;
-    size_t      len;
-    ngx_uint_t  i;
-
-    static struct {
-        const char  *constraint;
-        ngx_uint_t   code;
-        const char  *param;
-    } unique[] = {
-        { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
-        { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-        { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-        { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-        { "custom_modules_slug_key", NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
-          "slug" },
-    };
+    char                   *field, *param;
+    size_t                  len;
+    ngx_uint_t              i;
+    ngx_http_cms_unique_t  *u;
 
     field = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 
     if (code == NGX_HTTP_CMS_ERR_CONFLICT) {
         field = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
 
-        for (i = 0; field && i < sizeof(unique) / sizeof(unique[0]); i++) {
-            if (ngx_strcmp(field, unique[i].constraint) == 0) {
-                return ngx_http_cms_fail(r, unique[i].code, unique[i].param);
+        for (i = 0; field && i < NGX_HTTP_CMS_UNIQUE_N; i++) {
+            u = &ngx_http_cms_error_unique[i];
+
+            if (ngx_strcmp(field, u->constraint) == 0) {
+                return ngx_http_cms_fail(r, u->code, u->param);
             }
         }
 

@@ -13,6 +13,7 @@
 #include "cms_json_scan.h"
 #include "cms_fields.h"
 #include "cms_text.h"
+#include "cms_slug.h"
 
 
 typedef struct {
@@ -213,6 +214,44 @@ ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
 
     slug->data = p;
     slug->len = n;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_json_slug_derive(ngx_http_request_t *r, json_t *patch,
+    const char *from)
+{
+    char    *p;
+    json_t  *v;
+    size_t   n;
+
+    if (json_object_get(patch, "slug") != NULL) {
+        return NGX_OK;
+    }
+
+    v = json_object_get(patch, from);
+
+    if (!json_is_string(v)) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, NGX_HTTP_CMS_SLUG_DERIVED_MAX);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    n = cms_slugify_text(json_string_value(v), json_string_length(v), p,
+                         NGX_HTTP_CMS_SLUG_DERIVED_MAX);
+
+    v = (n > 0) ? json_stringn(p, n) : json_string("untitled");
+
+    if (v == NULL || json_object_set_new(patch, "slug", v) != 0
+        || json_object_set_new(patch, "slug_derived", json_true()) != 0)
+    {
+        return NGX_ERROR;
+    }
 
     return NGX_OK;
 }

@@ -105,6 +105,24 @@ ngx_int_t ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
 
 
 /*
+ * The bytes a derived slug may take: "-" and nine digits more fit the
+ * slug's limit (CMS_SLUG_MAX), for the database's "-2", "-3"... when the
+ * slug is taken (cms_slug_next(), sql/0012_derived_slugs.sql).
+ */
+#define NGX_HTTP_CMS_SLUG_DERIVED_MAX  190
+
+/*
+ * For records whose slug keeps every script (cms_slug.h): when the patch
+ * has no "slug", sets it to the slug of its string member "from"
+ * ("untitled" when nothing usable remains) and "slug_derived" to true, so
+ * that the statement takes the first free one instead of answering
+ * slug_taken.  Nothing happens when "from" is absent.  Returns NGX_OK or
+ * NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_json_slug_derive(ngx_http_request_t *r,
+    json_t *patch, const char *from);
+
+/*
  * Reads the request body against the field table "t" (cms_fields.h) in
  * "mode" (CMS_FIELDS_CREATE or CMS_FIELDS_PATCH) into the statement
  * arguments args[0 .. nargs) ($1 ..): a field's value, or data NULL when

@@ -21,6 +21,9 @@ static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
     ngx_uint_t base, size_t more, ngx_str_t *body);
 static ngx_int_t ngx_http_cms_list_bad_limit(ngx_http_request_t *r,
     ngx_uint_t max);
+static ngx_int_t ngx_http_cms_list_filter_page(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const ngx_http_cms_list_filter_t *f,
+    ngx_str_t *args);
 
 
 ngx_int_t
@@ -354,4 +357,81 @@ ngx_http_cms_list_filter(ngx_http_request_t *r, const char *name,
     }
 
     return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_list_filtered(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    const ngx_http_cms_list_filter_t *f, ngx_http_cms_pg_stmt_t *stmt)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[4];
+
+    args[0] = ctx->principal.workspace_id;
+
+    rc = ngx_http_cms_list_filter_page(r, ctx, f, &args[1]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_query(r, stmt, args, 4, ngx_http_cms_list_done);
+}
+
+
+ngx_int_t
+ngx_http_cms_list_filtered_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const ngx_http_cms_list_filter_t *f,
+    ngx_uint_t base, ngx_str_t *args, ngx_uint_t *nargs)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_list_filter_page(r, ctx, f, args);
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    if (rc != NGX_OK) {
+        ctx->has_err = 0;
+        return NGX_DECLINED;
+    }
+
+    page = ctx->data;
+    page->base = base;
+    *nargs = 3;
+
+    return NGX_OK;
+}
+
+
+/* the filter's value, limit and offset into args[0 .. 2]; the page in
+   ctx->data */
+static ngx_int_t
+ngx_http_cms_list_filter_page(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const ngx_http_cms_list_filter_t *f,
+    ngx_str_t *args)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_list_filter(r, f->name, f->allowed, f->code, &args[0]);
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    /* zeroed: members added to the page later default to nothing */
+    page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
+    if (page == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->data = page;
+
+    rc = ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
+                                NGX_HTTP_CMS_LIST_MAX, page, &args[1]);
+    page->rec = f->rec;
+
+    return rc;
 }

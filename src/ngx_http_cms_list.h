@@ -136,4 +136,39 @@ ngx_int_t ngx_http_cms_list_filter(ngx_http_request_t *r, const char *name,
     const char *const *one_of, ngx_uint_t code, ngx_str_t *value);
 
 
+/*
+ * A content list filtered by one query parameter: "name" (at most 64
+ * bytes), one of "allowed" when given, else 400 with "code" naming it
+ * (invalid_status for a status, say); its items are "rec".
+ */
+typedef struct {
+    const char                   *name;
+    const char *const            *allowed;
+    ngx_uint_t                    code;
+    const ngx_http_cms_record_t  *rec;
+} ngx_http_cms_list_filter_t;
+
+/*
+ * Runs "stmt" for the page a filtered list asks for: $1 the workspace,
+ * $2 the filter's value (NULL when absent), $3 the limit, $4 the offset;
+ * the page goes to ctx->data and ngx_http_cms_list_done() answers.
+ * Returns what ngx_http_cms_pg_query() returns, the error recorded, or
+ * NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_list_filtered(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const ngx_http_cms_list_filter_t *f,
+    ngx_http_cms_pg_stmt_t *stmt);
+
+/*
+ * The same list read with the key (a route's fused args(), see
+ * _resources.h): its $2 .. $4 into args[0 .. 2] and *nargs, the page's
+ * columns after the key's "base" ones.  A query the list would refuse
+ * declines the fused read (NGX_DECLINED, nothing recorded): the key is
+ * then checked alone and the handler answers the query's error, so that
+ * a bad credential is told first.  NGX_OK, NGX_DECLINED or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_list_filtered_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const ngx_http_cms_list_filter_t *f,
+    ngx_uint_t base, ngx_str_t *args, ngx_uint_t *nargs);
+
 #endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

@@ -24,6 +24,9 @@
 
 static ngx_int_t ngx_http_cms_send_headers(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body);
+static ngx_int_t ngx_http_cms_send_row_base(ngx_http_request_t *r,
+    ngx_uint_t status, const ngx_http_cms_record_t *rec, PGresult *res,
+    ngx_uint_t base, ngx_keyval_t *extra);
 static ngx_int_t ngx_http_cms_send_compact(ngx_http_request_t *r,
     ngx_str_t **body);
 static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
@@ -738,6 +741,31 @@ ngx_int_t
 ngx_http_cms_send_row_with(ngx_http_request_t *r, ngx_uint_t status,
     const ngx_http_cms_record_t *rec, PGresult *res, ngx_keyval_t *extra)
 {
+    return ngx_http_cms_send_row_base(r, status, rec, res, 0, extra);
+}
+
+
+ngx_int_t
+ngx_http_cms_send_row_at(ngx_http_request_t *r, ngx_uint_t status,
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_uint_t base)
+{
+    if (PQntuples(res) == 0
+        || PQnfields(res) < (int) (base + rec->ncols)
+        || PQgetisnull(res, 0, (int) (base + rec->cols[0].column)))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    return ngx_http_cms_send_row_base(r, status, rec, res, base, NULL);
+}
+
+
+/* row 0 of "res", the record's columns counted from "base" */
+static ngx_int_t
+ngx_http_cms_send_row_base(ngx_http_request_t *r, ngx_uint_t status,
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_uint_t base,
+    ngx_keyval_t *extra)
+{
     u_char     *p;
     size_t      len;
     ngx_str_t   body;
@@ -747,7 +775,7 @@ ngx_http_cms_send_row_with(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     len = sizeof("{\"\":}")
-          + ngx_http_cms_json_row_len(res, 0, 0, rec->cols, rec->ncols);
+          + ngx_http_cms_json_row_len(res, 0, base, rec->cols, rec->ncols);
 
     if (rec->name) {
         len += ngx_strlen(rec->name);
@@ -770,7 +798,7 @@ ngx_http_cms_send_row_with(ngx_http_request_t *r, ngx_uint_t status,
         p = ngx_sprintf(p, "{\"%s\":", rec->name);
     }
 
-    p = ngx_http_cms_json_row(p, res, 0, 0, rec->cols, rec->ncols);
+    p = ngx_http_cms_json_row(p, res, 0, base, rec->cols, rec->ncols);
 
     if (rec->name == NULL) {
         /* the row's members are the answer's: reopen its object */

@@ -109,6 +109,15 @@ ngx_int_t ngx_http_cms_send_row_with(ngx_http_request_t *r,
     ngx_uint_t status, const ngx_http_cms_record_t *rec, PGresult *res,
     ngx_keyval_t *extra);
 
+/*
+ * Sends {"<record name>": {members}} from row 0 of "res" whose record
+ * columns are counted from column "base" (a fused read: after the key's);
+ * no row, or a NULL first record column (no record joined), answers 404
+ * not_found.  Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_send_row_at(ngx_http_request_t *r, ngx_uint_t status,
+    const ngx_http_cms_record_t *rec, PGresult *res, ngx_uint_t base);
+
 
 /*
  * Continuations for the record routes: the result checked, then row 0

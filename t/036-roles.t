@@ -36,7 +36,8 @@ start_nginx();
 my @ROLES = qw(owner admin editor author viewer);
 my @SCOPES = qw(articles:read articles:write categories:read categories:write
                 comments:read comments:write podcasts:read podcasts:write
-                subscribers:read subscribers:write custom:read custom:write);
+                subscribers:read subscribers:write custom:read custom:write
+                videos:read videos:write media:read media:write);
 
 my %U = (owner => signup());
 my $wid = workspace($U{owner}{token}, 'Roles');
@@ -84,6 +85,10 @@ sub show_target {
 }
 my $the_show = show_target();
 my %show = (target => \&show_target);
+my %video = (target => sub { req(POST => '/v1/api/videos', $OK, { title => 'Target ' . ++$n })->{json}{video}{id} });
+my %video_live = (target => sub { req(POST => '/v1/api/videos', $OK, { title => 'Target ' . ++$n,
+                                                                      status => 'published' })->{json}{video}{id} });
+my %media = (target => sub { req(POST => '/v1/api/media', $OK, { title => 'Target ' . ++$n })->{json}{media}{id} });
 my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
 my $rmod = req(POST => "/v1/workspaces/$wid/custom-modules", $U{owner}{token},
                { slug => 'roles', name => 'Roles',
@@ -108,6 +113,8 @@ my @SUB = (tables => ['subscribers']);
 my @SHOW = (tables => ['podcast_shows']);
 my @EP = (tables => ['podcast_episodes']);
 my @CUSTOM = (tables => [qw(custom_modules custom_entries outbox_events)]);
+my @VID = (tables => [qw(videos outbox_events)]);
+my @MED = (tables => ['media_assets']);
 
 my @MATRIX = (
     # articles
@@ -232,6 +239,35 @@ my @MATRIX = (
       %custom_entry, @CUSTOM },
     { what => 'delete a custom entry', method => 'DELETE', path => '/custom/roles/entries/%s',
       scope => 'custom:write', allow => $AUTHOR_UP, status => 204, %custom_entry, @CUSTOM },
+    # videos: any member reads, editors and up write (no author of their own)
+    { what => 'list videos', method => 'GET', path => '/videos', scope => 'videos:read',
+      allow => $ALL, status => 200, @VID },
+    { what => 'get a video', method => 'GET', path => '/videos/%s', scope => 'videos:read',
+      allow => $ALL, status => 200, %video, @VID },
+    { what => 'create a video', method => 'POST', path => '/videos', scope => 'videos:write',
+      allow => $EDITOR_UP, status => 201, body => sub { { title => 'Video ' . ++$n } }, @VID },
+    { what => 'create a published video', method => 'POST', path => '/videos', scope => 'videos:write',
+      allow => $EDITOR_UP, status => 201, body => sub { { title => 'Live video ' . ++$n, status => 'published' } },
+      @VID },
+    { what => 'patch a video', method => 'PATCH', path => '/videos/%s', scope => 'videos:write',
+      allow => $EDITOR_UP, status => 200, body => { description => 'Edited' }, %video, @VID },
+    { what => 'patch a published video', method => 'PATCH', path => '/videos/%s', scope => 'videos:write',
+      allow => $EDITOR_UP, status => 200, body => { description => 'Edited live' }, %video_live, @VID },
+    { what => 'delete a video', method => 'DELETE', path => '/videos/%s', scope => 'videos:write',
+      allow => $EDITOR_UP, status => 204, %video, @VID },
+    { what => 'delete a published video', method => 'DELETE', path => '/videos/%s', scope => 'videos:write',
+      allow => $EDITOR_UP, status => 204, %video_live, @VID },
+
+    # media: any member reads, authors and up register, editors and up delete (studio only)
+    { what => 'list media', method => 'GET', path => '/media', scope => 'media:read',
+      allow => $ALL, status => 200, @MED },
+    { what => 'get an asset', method => 'GET', path => '/media/%s', scope => 'media:read',
+      allow => $ALL, status => 200, %media, @MED },
+    { what => 'register an asset', method => 'POST', path => '/media', scope => 'media:write',
+      allow => $AUTHOR_UP, status => 201, body => sub { { title => 'Asset ' . ++$n, mime_type => 'image/png' } },
+      @MED },
+    { what => 'delete an asset', method => 'DELETE', path => '/media/%s', allow => $EDITOR_UP, status => 204,
+      %media, @MED },
 
     # the workspace and its keys (sessions only)
     { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },

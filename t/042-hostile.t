@@ -63,6 +63,8 @@ sub mkentry {
     return $r->{json}{custom_entry}{id};
 }
 my $custom_entry = mkentry('Hostile target');
+my $video = req(POST => '/v1/api/videos', $API, { title => 'Hostile target' })->{json}{video}{id};
+my $media = req(POST => '/v1/api/media', $API, { title => 'Hostile target' })->{json}{media}{id};
 
 my $fac = facility();
 my $ext = extension($fac);
@@ -133,6 +135,10 @@ my %FILL = (
                     { slug => 'victim-' . ++$N, name => 'Victim' });
         die 'custom module: ' . diag_resp($r) unless $r->{status} == 201;
         $r->{json}{custom_module}{id} },
+    video => sub { $video },
+    media => sub { $media },
+    victim_video => sub { req(POST => '/v1/api/videos', $API, { title => 'Victim ' . ++$N })->{json}{video}{id} },
+    victim_media => sub { req(POST => '/v1/api/media', $API, { title => 'Victim ' . ++$N })->{json}{media}{id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,

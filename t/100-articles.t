@@ -10,7 +10,7 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
-use Cms::Fixtures qw(check_url_field req diag_resp check_err one signup signup_defaults workspace key mk revisions $UUID $TS);
+use Cms::Fixtures qw(check_url_field req req_spec diag_resp check_err one signup signup_defaults workspace key mk revisions $UUID $TS);
 use JSON::PP ();
 use Time::Local qw(timegm);
 
@@ -152,7 +152,8 @@ for my $t (['Hello, World!', 'hello-world'],
            ['UPPER lower 123', 'upper-lower-123'],
            ["Don't Stop", 'dont-stop'],
            ['Øresund Æble Ñandú', 'oresund-aeble-nandu'],
-           ['日本語のタイトル', 'untitled'],
+           ['日本語のタイトル', '日本語のタイトル'],
+           ['Привет, Мир', 'привет-мир'],
            ['!!! ???', 'untitled', 'it']) {
     my ($title, $slug, $loc) = @$t;
     my $r = req(POST => '/v1/api/articles', $K, { title => $title, locale => $loc // 'de' });
@@ -359,8 +360,15 @@ for my $t ([0, undef, 1], [200, undef, 1], [201, undef, 2], [450, undef, 3], [45
     my $en = mk($K, { title => 'Same A', slug => 'same' });
     check_err(req(POST => '/v1/api/articles', $K, { title => 'Same B', slug => 'same' }), 409, 'slug_taken',
               'same slug, same locale');
-    check_err(req(POST => '/v1/api/articles', $K, { title => 'Same', locale => 'en' }), 409, 'slug_taken',
-              'same derived slug, same locale');
+    # a derived slug never collides (issue 12): the first free of same-2, same-3...
+    is mk($K, { title => 'Same', locale => 'en' })->{slug}, 'same-2', 'same derived slug, same locale: same-2';
+    is mk($K, { title => 'Same', locale => 'en' })->{slug}, 'same-3', 'same derived slug again: same-3';
+    my @race = parallel_requests(map { req_spec(POST => '/v1/api/articles', $K, { title => 'Article Race' }) } 1 .. 8);
+    is scalar(grep { $_->{status} == 201 } @race), 8, '8 concurrent creates of one title: all 201'
+        or diag join "\n", map { diag_resp($_) } grep { $_->{status} != 201 } @race;
+    my %slugs = map { (($_->{json} // {})->{article} // {})->{slug} // 'none' => 1 } @race;
+    is_deeply [sort keys %slugs], [sort 'article-race', map { "article-race-$_" } 2 .. 8],
+        '8 concurrent creates: article-race, article-race-2 .. -8';
     my $fr = req(POST => '/v1/api/articles', $K, { title => 'Same FR', slug => 'same', locale => 'fr' });
     is $fr->{status}, 201, 'same slug, locale fr: 201' or diag diag_resp($fr);
     my $pt = req(POST => '/v1/api/articles', $K, { title => 'Same PT', slug => 'same', locale => 'pt-BR' });

@@ -304,3 +304,10 @@ cms_text_space(const unsigned char *p, size_t len, size_t *n)
 
     return 0;
 }
+
+
+size_t
+cms_slug_latin(unsigned cp, char *t)
+{
+    return cms_text_translit(cp, t);
+}

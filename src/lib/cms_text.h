@@ -36,6 +36,14 @@
 size_t cms_slugify(const char *in, size_t len, char *out, size_t out_size);
 
 
+/*
+ * What cms_slugify() writes for the code point cp into t (room for two):
+ * its length (1 or 2: ASCII letters lowercased, digits, Latin-1 and Latin
+ * Extended-A letters transliterated), or 0 for a separator.
+ */
+size_t cms_slug_latin(unsigned cp, char *t);
+
+
 /* 1 when s matches ^[a-z0-9]+(-[a-z0-9]+)*$ in at most CMS_SLUG_MAX bytes */
 int cms_slug_valid(const char *s, size_t len);
 
