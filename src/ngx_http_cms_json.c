@@ -220,12 +220,38 @@ ngx_http_cms_json_slug(ngx_http_request_t *r, ngx_str_t *slug,
 
 
 ngx_int_t
+ngx_http_cms_json_slug_text(ngx_http_request_t *r, ngx_str_t *from,
+    ngx_str_t *slug)
+{
+    u_char  *p;
+    size_t   n;
+
+    p = ngx_pnalloc(r->pool, NGX_HTTP_CMS_SLUG_DERIVED_MAX);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    n = cms_slugify_text((char *) from->data, from->len, (char *) p,
+                         NGX_HTTP_CMS_SLUG_DERIVED_MAX);
+
+    if (n == 0) {
+        ngx_str_set(slug, "untitled");
+        return NGX_OK;
+    }
+
+    slug->data = p;
+    slug->len = n;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
 ngx_http_cms_json_slug_derive(ngx_http_request_t *r, json_t *patch,
     const char *from)
 {
-    char    *p;
-    json_t  *v;
-    size_t   n;
+    json_t     *v;
+    ngx_str_t   text, slug;
 
     if (json_object_get(patch, "slug") != NULL) {
         return NGX_OK;
@@ -237,15 +263,14 @@ ngx_http_cms_json_slug_derive(ngx_http_request_t *r, json_t *patch,
         return NGX_OK;
     }
 
-    p = ngx_pnalloc(r->pool, NGX_HTTP_CMS_SLUG_DERIVED_MAX);
-    if (p == NULL) {
+    text.data = (u_char *) json_string_value(v);
+    text.len = json_string_length(v);
+
+    if (ngx_http_cms_json_slug_text(r, &text, &slug) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    n = cms_slugify_text(json_string_value(v), json_string_length(v), p,
-                         NGX_HTTP_CMS_SLUG_DERIVED_MAX);
-
-    v = (n > 0) ? json_stringn(p, n) : json_string("untitled");
+    v = json_stringn((char *) slug.data, slug.len);
 
     if (v == NULL || json_object_set_new(patch, "slug", v) != 0
         || json_object_set_new(patch, "slug_derived", json_true()) != 0)

@@ -123,6 +123,14 @@ ngx_int_t ngx_http_cms_json_slug_derive(ngx_http_request_t *r,
     json_t *patch, const char *from);
 
 /*
+ * The same for a record read into statement arguments: *slug is the slug
+ * of "from" in every script ("untitled" when nothing usable remains).
+ * NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_json_slug_text(ngx_http_request_t *r,
+    ngx_str_t *from, ngx_str_t *slug);
+
+/*
  * Reads the request body against the field table "t" (cms_fields.h) in
  * "mode" (CMS_FIELDS_CREATE or CMS_FIELDS_PATCH) into the statement
  * arguments args[0 .. nargs) ($1 ..): a field's value, or data NULL when

@@ -201,10 +201,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_shows_insert_sql =
         "INSERT INTO podcast_shows AS s (workspace_id, title, slug,"
         " description, image_url, link, author, language, category,"
         " explicit)"
-        " VALUES ($1, $2, $3, coalesce($4, ''), coalesce($5, ''),"
+        " VALUES ($1, $2,"
+        "  CASE WHEN $11::boolean THEN cms_show_slug_free($1, $3) ELSE $3 END,"
+        "  coalesce($4, ''), coalesce($5, ''),"
         "  coalesce($6, ''), coalesce($7, ''), coalesce($8, 'en'),"
         "  coalesce($9, ''), coalesce($10::boolean, false))"
-        " RETURNING 0," NGX_HTTP_CMS_SHOW_COLUMNS, 10);
+        " RETURNING 0," NGX_HTTP_CMS_SHOW_COLUMNS, 11);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_shows_update_sql =
     ngx_http_cms_pg_stmt(
@@ -365,7 +367,7 @@ ngx_http_cms_shows_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     ctx->data = (void *) &ngx_http_cms_show;
 
-    return ngx_http_cms_pg_query(r, &ngx_http_cms_shows_insert_sql, args, 10,
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_shows_insert_sql, args, 11,
                                  ngx_http_cms_row_done);
 }
 
@@ -410,7 +412,8 @@ ngx_http_cms_shows_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
-/* the body into $1..$10 (args[0..9]); a new show's slug from its title */
+/* the body into $1..$10 (args[0..9]); a new show's slug from its title,
+   $11 (args[10]) true when derived */
 static ngx_int_t
 ngx_http_cms_shows_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     int mode, ngx_str_t *args)
@@ -425,9 +428,17 @@ ngx_http_cms_shows_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    /* derived as an article's is today (ngx_http_cms_json_slug) */
-    return ngx_http_cms_json_slug(r, &args[2], mode == CMS_FIELDS_CREATE
-                                               ? &args[1] : NULL);
+    ngx_str_null(&args[10]);
+
+    if (mode != CMS_FIELDS_CREATE || args[2].data != NULL) {
+        /* given: checked as given, and a taken one answers slug_taken */
+        return ngx_http_cms_json_slug(r, &args[2], NULL);
+    }
+
+    /* derived in every script; the statement takes the first free one */
+    ngx_str_set(&args[10], "t");
+
+    return ngx_http_cms_json_slug_text(r, &args[1], &args[2]);
 }
 
 
