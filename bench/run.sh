@@ -218,8 +218,8 @@ psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
            'A comment of a few words, number ' || g, (ARRAY['pending','approved','spam'])[1 + g % 3],
            now() - g * interval '1 second'
       FROM (SELECT * FROM articles WHERE workspace_id = '$ws' ORDER BY created_at LIMIT 101) a,
-           generate_series(1, 200) g;
-    VACUUM ANALYZE comments"
+           generate_series(1, 200) g"
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM ANALYZE comments"
 echo "comments: $(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "SELECT count(*) FROM comments"), \
 $(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "SELECT count(*) FROM comments WHERE article_id = '$id'") on the article"
 cat >"$prefix/comments.sql" <<SQL
