@@ -36,6 +36,8 @@
 
 static ngx_int_t ngx_http_cms_comments_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_comments_fused_args(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs);
 static ngx_int_t ngx_http_cms_comments_create(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_comments_update(ngx_http_request_t *r,
@@ -163,20 +165,36 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_comments_list_sql =
         "  ORDER BY c.created_at DESC, c.id DESC LIMIT $3 OFFSET $4) p"
         " ON true", 4);
 
+/* one article's page in the workspace "ws" */
+#define NGX_HTTP_CMS_COMMENTS_ARTICLE(ws)                                     \
+    " CROSS JOIN LATERAL (SELECT a.id FROM articles a WHERE a.id = $2::uuid"  \
+    "   AND a.workspace_id = " ws " AND a.deleted_at IS NULL"                 \
+    "  UNION ALL SELECT NULL LIMIT 1) a"                                      \
+    " CROSS JOIN LATERAL (SELECT count(*) AS total FROM comments c"           \
+    "   WHERE c.article_id = a.id"                                            \
+    "    AND ($3::text IS NULL OR c.status = $3)) t"                          \
+    " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_COMMENT_COLUMNS                 \
+    "  FROM comments c WHERE c.article_id = a.id"                             \
+    "   AND ($3::text IS NULL OR c.status = $3)"                              \
+    "  ORDER BY c.created_at DESC, c.id DESC LIMIT $4 OFFSET $5) p"           \
+    " ON true"
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_comments_article_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT t.total, p.* FROM"
-        " (SELECT a.id FROM articles a WHERE a.id = $2"
-        "   AND a.workspace_id = $1 AND a.deleted_at IS NULL"
-        "  UNION ALL SELECT NULL LIMIT 1) a"
-        " CROSS JOIN LATERAL (SELECT count(*) AS total FROM comments c"
-        "   WHERE c.article_id = a.id"
-        "    AND ($3::text IS NULL OR c.status = $3)) t"
-        " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_COMMENT_COLUMNS
-        "  FROM comments c WHERE c.article_id = a.id"
-        "   AND ($3::text IS NULL OR c.status = $3)"
-        "  ORDER BY c.created_at DESC, c.id DESC LIMIT $4 OFFSET $5) p"
-        " ON true", 5);
+        "SELECT t.total, p.* FROM (SELECT $1::uuid AS id) w"
+        NGX_HTTP_CMS_COMMENTS_ARTICLE("w.id"), 5);
+
+/* the key and one article's page in one round trip: $1 the key's HMAC */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_comments_article_fused_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT k.*, t.total, p.* FROM ("
+        NGX_HTTP_CMS_AUTH_KEY_SQL("") ") k"
+        NGX_HTTP_CMS_COMMENTS_ARTICLE("k.workspace_id"), 5);
+
+static ngx_http_cms_fused_t  ngx_http_cms_comments_article_fused = {
+    &ngx_http_cms_comments_article_fused_sql,
+    ngx_http_cms_comments_fused_args
+};
 
 
 #define NGX_HTTP_CMS_COM_READ   NGX_HTTP_CMS_SCOPE_COMMENTS_READ
@@ -191,7 +209,8 @@ ngx_http_cms_route_t  ngx_http_cms_comments_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/api/comments"),
       NGX_HTTP_CMS_AUTH_SECRET_KEY, NGX_HTTP_CMS_COM_READ,
-      ngx_http_cms_comments_list, NULL, NULL,
+      ngx_http_cms_comments_list, &ngx_http_cms_comments_article_fused,
+      ngx_http_cms_list_done,
       NGX_HTTP_CMS_ROLE_VIEWER },
 
     { NGX_HTTP_POST, ngx_string("/api/comments"),
@@ -248,6 +267,58 @@ ngx_http_cms_comments_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     return ngx_http_cms_list_query(r, &ngx_http_cms_comments_article_sql,
                                    args, 5, &ngx_http_cms_comment);
+}
+
+
+/*
+ * The fused read's $2 .. $5 (one article's page, the only list read with
+ * the key): without ?article_id=, or with a query the list refuses, it
+ * declines, and the key is checked alone before the handler answers.
+ */
+static ngx_int_t
+ngx_http_cms_comments_fused_args(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_list_filter(r, "article_id", NULL, 0, &args[0]);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_list_filter(r, "status",
+                                      ngx_http_cms_comments_statuses,
+                                      NGX_HTTP_CMS_ERR_INVALID_STATUS,
+                                      &args[1]);
+        rc = (rc == NGX_DECLINED) ? NGX_OK : rc;
+    }
+
+    page = NULL;
+
+    if (rc == NGX_OK) {
+        page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
+        if (page == NULL) {
+            return NGX_ERROR;
+        }
+
+        rc = ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
+                                    NGX_HTTP_CMS_LIST_MAX, page, &args[2]);
+    }
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    if (rc != NGX_OK) {
+        ctx->has_err = 0;
+        return NGX_DECLINED;
+    }
+
+    page->rec = &ngx_http_cms_comment;
+    page->base = NGX_HTTP_CMS_AUTH_KEY_COLUMNS;
+    ctx->data = page;
+    *nargs = 4;
+
+    return NGX_OK;
 }
 
 
