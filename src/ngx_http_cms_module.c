@@ -120,6 +120,20 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, require_verified),
       NULL },
 
+    { ngx_string("cms_default_plan"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, default_plan),
+      NULL },
+
+    { ngx_string("cms_invitation_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, invite_ttl),
+      NULL },
+
     { ngx_string("cms_thread_pool"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_str_slot,
@@ -438,6 +452,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
      *     mcf->redis = NULL;
      *     mcf->secret = { 0, NULL };
      *     mcf->storage = { 0, NULL };
+     *     mcf->default_plan = { 0, NULL };
      *     mcf->thread_pool = { 0, NULL };
      *     mcf->tp = NULL;
      */
@@ -445,6 +460,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->test_routes = NGX_CONF_UNSET;
     mcf->session_ttl = NGX_CONF_UNSET;
     mcf->require_verified = NGX_CONF_UNSET;
+    mcf->invite_ttl = NGX_CONF_UNSET;
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
     mcf->ext_reload_grace = NGX_CONF_UNSET;
@@ -475,6 +491,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->test_routes, 0);
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);
+    ngx_conf_init_value(mcf->invite_ttl, 7 * 86400);
     ngx_conf_init_value(mcf->retention, 30 * 86400);
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);

@@ -77,6 +77,9 @@ extern ngx_http_cms_route_t  ngx_http_cms_articles_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_billing_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_control_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_extensions_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_members_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_plans_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_profile_routes[];
 
 /* only with "cms_test_routes on" */
 extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];
