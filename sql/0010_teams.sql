@@ -44,8 +44,10 @@ CREATE FUNCTION cms_workspace_plan_sync() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    SELECT storage_limit_bytes INTO NEW.storage_quota_bytes
-        FROM plans WHERE name = NEW.plan;
+    -- no such plan: the foreign key refuses the row after this
+    NEW.storage_quota_bytes := coalesce(
+        (SELECT storage_limit_bytes FROM plans WHERE name = NEW.plan),
+        NEW.storage_quota_bytes);
     RETURN NEW;
 END $$;
 

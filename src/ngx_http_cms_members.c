@@ -331,21 +331,21 @@ ngx_http_cms_members_gone(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* $1 workspace, $2 the caller, $3 the path's second id (a malformed one
-   names nothing: 404) */
+/* $1 workspace, $2 the caller, $3 the id after the workspace's (the
+   router took that one away; a malformed id names nothing: 404) */
 static ngx_int_t
 ngx_http_cms_members_target(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *args)
 {
-    if (ctx->nparams < 2
-        || !cms_uuid_valid((char *) ctx->params[1].data, ctx->params[1].len))
+    if (ctx->nparams < 1
+        || !cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
     args[0] = ctx->principal.workspace_id;
     args[1] = ctx->principal.user_id;
-    args[2] = ctx->params[1];
+    args[2] = ctx->params[0];
 
     return NGX_OK;
 }
