@@ -62,6 +62,8 @@ static ngx_int_t ngx_http_cms_auth_user_row(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r,
     ngx_str_t *token);
+static ngx_int_t ngx_http_cms_auth_gen(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
     PGresult *res, int col, ngx_str_t *out);
 static ngx_uint_t ngx_http_cms_auth_names(ngx_str_t *names, u_char *p,
@@ -544,18 +546,12 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->data = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_auth_state_t));
     cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
     key.data = ngx_pnalloc(r->pool, NGX_HTTP_CMS_SID_LEN + 16);
-    args[2].data = ngx_pnalloc(r->pool, NGX_INT_T_LEN + 1);
 
     if (ctx->data == NULL || cmds == NULL || key.data == NULL
-        || args[2].data == NULL)
+        || ngx_http_cms_auth_gen(r, ctx, &args[2]) != NGX_OK)
     {
         return NGX_ERROR;
     }
-
-    /* text with its terminator, as every statement parameter */
-    args[2].len = ngx_sprintf(args[2].data, "%ui%Z",
-                              ctx->principal.session_gen)
-                  - args[2].data - 1;
 
     /* the hash tag keeps each session's keys on one cluster slot */
     key.len = ngx_sprintf(key.data, "cms:deny:{%V}", &ctx->principal.session_id)
@@ -796,6 +792,23 @@ ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     ctx->principal.role = ngx_http_cms_auth_role(&role);
     ctx->principal.workspace_id = ctx->params[0];
+
+    return NGX_OK;
+}
+
+
+/* the session's generation as the user lookup's parameter (text) */
+static ngx_int_t
+ngx_http_cms_auth_gen(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *arg)
+{
+    arg->data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (arg->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    arg->len = ngx_sprintf(arg->data, "%ui", ctx->principal.session_gen)
+               - arg->data;
 
     return NGX_OK;
 }

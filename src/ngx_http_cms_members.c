@@ -64,6 +64,8 @@ static ngx_int_t ngx_http_cms_invitations_accept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_invitations_token(ngx_http_request_t *r,
     ngx_str_t *token, time_t expires, ngx_str_t *hash);
+static ngx_int_t ngx_http_cms_members_hex(ngx_http_request_t *r,
+    u_char hash[CMS_TOKEN_HASH_LEN], ngx_str_t *hex);
 
 
 /* the member record: column 0 a list's total (0 for one record) */
@@ -482,22 +484,16 @@ ngx_http_cms_invitations_accept(ngx_http_request_t *r,
 
     ngx_explicit_memzero(key, sizeof(key));
 
-    if (rc == CMS_TOKEN_FAILED) {
-        return NGX_ERROR;
-    }
-
     if (rc != CMS_TOKEN_OK) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_INVITATION, NULL);
+        return (rc == CMS_TOKEN_FAILED)
+               ? NGX_ERROR
+               : ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_INVITATION,
+                                   NULL);
     }
 
-    args[0].data = ngx_pnalloc(r->pool, 2 * sizeof(hash) + 1);
-    if (args[0].data == NULL) {
+    if (ngx_http_cms_members_hex(r, hash, &args[0]) != NGX_OK) {
         return NGX_ERROR;
     }
-
-    cms_hex_encode(hash, sizeof(hash), (char *) args[0].data);
-    args[0].len = 2 * sizeof(hash);
-    args[0].data[args[0].len] = '\0';
 
     args[1] = ctx->principal.user_id;
 
@@ -506,9 +502,26 @@ ngx_http_cms_invitations_accept(ngx_http_request_t *r,
 }
 
 
+/* a token hash as the statements take it: hex text, in r->pool */
+static ngx_int_t
+ngx_http_cms_members_hex(ngx_http_request_t *r,
+    u_char hash[CMS_TOKEN_HASH_LEN], ngx_str_t *hex)
+{
+    hex->data = ngx_pnalloc(r->pool, 2 * CMS_TOKEN_HASH_LEN);
+    if (hex->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    cms_hex_encode(hash, CMS_TOKEN_HASH_LEN, (char *) hex->data);
+    hex->len = 2 * CMS_TOKEN_HASH_LEN;
+
+    return NGX_OK;
+}
+
+
 /*
  * A fresh invitation token expiring at "expires" (r->pool) and the hex of
- * its stored hash, NUL-terminated.  NGX_OK or NGX_ERROR.
+ * its stored hash.  NGX_OK or NGX_ERROR.
  */
 static ngx_int_t
 ngx_http_cms_invitations_token(ngx_http_request_t *r, ngx_str_t *token,
@@ -523,9 +536,8 @@ ngx_http_cms_invitations_token(ngx_http_request_t *r, ngx_str_t *token,
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
     token->data = ngx_pnalloc(r->pool, CMS_TOKEN_MAX_LEN);
-    hash->data = ngx_pnalloc(r->pool, 2 * sizeof(mac) + 1);
 
-    if (token->data == NULL || hash->data == NULL
+    if (token->data == NULL
         || ngx_http_cms_crypto_random(rnd, sizeof(rnd)) != NGX_OK
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len,
                           CMS_TOKEN_KDF_LABEL, key) != 0)
@@ -548,9 +560,5 @@ ngx_http_cms_invitations_token(ngx_http_request_t *r, ngx_str_t *token,
         return NGX_ERROR;
     }
 
-    cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
-    hash->len = 2 * sizeof(mac);
-    hash->data[hash->len] = '\0';
-
-    return NGX_OK;
+    return ngx_http_cms_members_hex(r, mac, hash);
 }

@@ -71,6 +71,19 @@ my %theirs = (target => sub { article_by($writer) });
 my %theirs_live = (target => sub { article_by($writer, status => 'published') });
 my %category = (target => sub { mkcat($OK, { name => 'Target ' . ++$n })->{id} });
 my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
+my %member = (target => sub {
+    my $u = signup();
+    psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$u->{user}{id}', 'author')");
+    return $u->{user}{id};
+});
+my %invitation = (target => sub {
+    my $r = req(POST => "/v1/workspaces/$wid/invitations", $U{owner}{token},
+                { email => 'target' . ++$n . "-$$\@example.com", role => 'viewer' });
+    die 'invitation: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{invitation}{id};
+});
+# the rows below add members and invitations: no member limit in the way
+psql("UPDATE plans SET member_limit = NULL WHERE name = 'free'");
 
 my $ALL = join ' ', @ROLES;
 my $AUTHOR_UP = 'owner admin editor author';
@@ -79,6 +92,7 @@ my $ADMIN_UP = 'owner admin';
 my @ART = (tables => [qw(articles article_revisions outbox_events)]);
 my @CAT = (tables => ['categories']);
 my @KEYS = (tables => ['api_keys']);
+my @TEAM = (tables => [qw(members invitations audit_events)]);
 
 my @MATRIX = (
     # articles
@@ -155,6 +169,23 @@ my @MATRIX = (
       body => sub { { name => 'Minted ' . ++$n, scopes => ['articles:read'] } }, @KEYS },
     { what => 'revoke a key', method => 'DELETE', path => '/api-keys/%s', allow => $ADMIN_UP, status => 204,
       %api_key, @KEYS },
+
+    # members, invitations, the plan and the audit log (sessions only)
+    { what => 'list members', method => 'GET', path => '/members', allow => $ALL, status => 200, @TEAM },
+    { what => 'change a member\'s role', method => 'PATCH', path => '/members/%s', allow => $ADMIN_UP,
+      status => 200, body => { role => 'viewer' }, %member, @TEAM },
+    { what => 'remove another member', method => 'DELETE', path => '/members/%s', allow => $ADMIN_UP,
+      status => 204, %member, @TEAM },
+    { what => 'invite', method => 'POST', path => '/invitations', allow => $ADMIN_UP, status => 201,
+      body => sub { { email => 'invitee' . ++$n . "-$$\@example.com", role => 'editor' } }, @TEAM },
+    { what => 'list invitations', method => 'GET', path => '/invitations', allow => $ADMIN_UP, status => 200,
+      @TEAM },
+    { what => 'revoke an invitation', method => 'DELETE', path => '/invitations/%s', allow => $ADMIN_UP,
+      status => 204, %invitation, @TEAM },
+    { what => 'get the plan', method => 'GET', path => '/plan', allow => $ALL, status => 200,
+      tables => ['plans'] },
+    { what => 'read the audit log', method => 'GET', path => '/audit-events', allow => $ADMIN_UP, status => 200,
+      @TEAM },
 );
 
 # What a refused request must not change: each table's rows, as one digest.
@@ -214,6 +245,7 @@ for my $row (@MATRIX) {
         next if $path eq '/v1/api/key';     # a key's own record: any key, no role
         $path =~ s{^/v1/workspaces/:id}{/v1/workspaces/:ws};
         $path =~ s{/:key$}{/:id};
+        $path =~ s{/:(?:user|inv)$}{/:id};
         $want{"$m $path"} = 1;
     }
     ok keys(%want) >= 20, 'role-bound routes found (' . scalar(keys %want) . ')';

@@ -59,6 +59,7 @@ cms_token_make(const unsigned char key[CMS_TOKEN_KEY_LEN], const char *kind,
 }
 
 
+/* long: the form, the MAC, then the time: each refusal its own code */
 int
 cms_token_check(const unsigned char key[CMS_TOKEN_KEY_LEN], const char *kind,
     const char *token, size_t len, int64_t now, int64_t *expires)
