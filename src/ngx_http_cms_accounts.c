@@ -29,6 +29,7 @@ typedef struct {
     ngx_str_t                   name;
     ngx_str_t                   user_id;
     ngx_str_t                   user_json;
+    ngx_uint_t                  gen;         /* users.session_gen */
     unsigned                    active:1;
     unsigned                    verified:1;
 } ngx_http_cms_account_t;
@@ -111,7 +112,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_insert_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_find_sql =
     ngx_http_cms_pg_stmt(
         "SELECT id, password_hash, active, email_verified,"
-        " cms_user_json(users)::text"
+        " cms_user_json(users)::text, session_gen"
         " FROM users WHERE lower(email) = lower($1)",
         1);
 
@@ -284,6 +285,8 @@ ngx_http_cms_accounts_found(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
         a->active = (PQgetvalue(res, 0, 2)[0] == 't');
         a->verified = (PQgetvalue(res, 0, 3)[0] == 't');
+        a->gen = ngx_atoi((u_char *) PQgetvalue(res, 0, 5),
+                          PQgetlength(res, 0, 5));
 
         a->user_id.len = PQgetlength(res, 0, 0);
         a->user_id.data = ngx_pnalloc(r->pool, a->user_id.len);
@@ -343,7 +346,7 @@ ngx_http_cms_accounts_session(ngx_http_request_t *r,
     u_char     *p;
     ngx_str_t   token, body;
 
-    if (ngx_http_cms_auth_issue(r, &a->user_id, &token) != NGX_OK) {
+    if (ngx_http_cms_auth_issue(r, &a->user_id, a->gen, &token) != NGX_OK) {
         return NGX_ERROR;
     }
 

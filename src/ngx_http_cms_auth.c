@@ -62,6 +62,8 @@ static ngx_int_t ngx_http_cms_auth_user_row(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r,
     ngx_str_t *token);
+static ngx_int_t ngx_http_cms_auth_gen(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
     PGresult *res, int col, ngx_str_t *out);
 static ngx_uint_t ngx_http_cms_auth_names(ngx_str_t *names, u_char *p,
@@ -78,7 +80,10 @@ static ngx_int_t ngx_http_cms_auth_ext_done(ngx_http_request_t *r,
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_key_sql =
     ngx_http_cms_pg_stmt(NGX_HTTP_CMS_AUTH_KEY_SQL(""), 1);
 
-/* $2 is NULL for routes outside a workspace: the membership is then NULL */
+/*
+ * $2 is NULL for routes outside a workspace: the membership is then NULL;
+ * $3 the session's generation: a password change since voids it (no row)
+ */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_user_sql =
     ngx_http_cms_pg_stmt(
         "SELECT u.active, u.email_verified, cms_user_json(u)::text,"
@@ -86,8 +91,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_user_sql =
         " FROM users u"
         " LEFT JOIN members m ON m.user_id = u.id AND m.workspace_id = $2"
         " LEFT JOIN workspaces w ON w.id = m.workspace_id"
-        " WHERE u.id = $1",
-        2);
+        " WHERE u.id = $1 AND u.session_gen = $3",
+        3);
 
 
 static ngx_str_t  ngx_http_cms_scope_names[] = {
@@ -518,7 +523,7 @@ static ngx_int_t
 ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_int_t                   rc;
-    ngx_str_t                   token, args[2], key;
+    ngx_str_t                   token, args[3], key;
     ngx_http_cms_redis_cmds_t  *cmds;
     const char                 *argv[2];
     size_t                      argvlen[2];
@@ -542,7 +547,9 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
     key.data = ngx_pnalloc(r->pool, NGX_HTTP_CMS_SID_LEN + 16);
 
-    if (ctx->data == NULL || cmds == NULL || key.data == NULL) {
+    if (ctx->data == NULL || cmds == NULL || key.data == NULL
+        || ngx_http_cms_auth_gen(r, ctx, &args[2]) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -580,7 +587,7 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     ctx->pending++;
 
-    rc = ngx_http_cms_pg_query(r, &ngx_http_cms_auth_user_sql, args, 2,
+    rc = ngx_http_cms_pg_query(r, &ngx_http_cms_auth_user_sql, args, 3,
                                ngx_http_cms_auth_user_done);
     if (rc != NGX_DONE) {
         /* the Redis reply still comes: it answers with this code */
@@ -601,7 +608,7 @@ static ngx_int_t
 ngx_http_cms_auth_claims(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *token)
 {
-    json_t                    *claims, *sub, *sid, *exp;
+    json_t                    *claims, *sub, *sid, *exp, *gen;
     size_t                     len;
     ngx_int_t                  rc;
     ngx_http_cms_main_conf_t  *mcf;
@@ -625,16 +632,23 @@ ngx_http_cms_auth_claims(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     sub = json_object_get(claims, "sub");
     sid = json_object_get(claims, "sid");
     exp = json_object_get(claims, "exp");
+    gen = json_object_get(claims, "gen");      /* absent: 0 */
 
     rc = ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_TOKEN, NULL);
 
     if (!json_is_string(sub) || !json_is_string(sid) || !json_is_integer(exp)
         || !cms_uuid_valid(json_string_value(sub), json_string_length(sub))
         || json_string_length(sid) != NGX_HTTP_CMS_SID_LEN
-        || json_integer_value(exp) <= ngx_time())
+        || json_integer_value(exp) <= ngx_time()
+        || (gen != NULL
+            && (!json_is_integer(gen) || json_integer_value(gen) < 0
+                || json_integer_value(gen) > NGX_MAX_INT32_VALUE)))
     {
         return rc;
     }
+
+    ctx->principal.session_gen = gen ? (ngx_uint_t) json_integer_value(gen)
+                                     : 0;
 
     ctx->has_err = 0;
 
@@ -783,6 +797,23 @@ ngx_http_cms_auth_user_row(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
+/* the session's generation as the user lookup's parameter (text) */
+static ngx_int_t
+ngx_http_cms_auth_gen(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *arg)
+{
+    arg->data = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (arg->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    arg->len = ngx_sprintf(arg->data, "%ui", ctx->principal.session_gen)
+               - arg->data;
+
+    return NGX_OK;
+}
+
+
 /* "Authorization: Bearer <token>" */
 static ngx_int_t
 ngx_http_cms_auth_bearer(ngx_http_request_t *r, ngx_str_t *token)
@@ -841,7 +872,7 @@ ngx_http_cms_auth_copy(ngx_http_request_t *r, PGresult *res, int col,
 /* long: the claims, the signature and the cookie */
 ngx_int_t
 ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
-    ngx_str_t *token)
+    ngx_uint_t gen, ngx_str_t *token)
 {
     size_t                     len;
     u_char                    *p;
@@ -870,8 +901,8 @@ ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
 
     p = ngx_sprintf(payload, "{\"sub\":\"%V\",\"sid\":\"", user_id);
     p = ngx_hex_dump(p, sid, sizeof(sid));
-    p = ngx_sprintf(p, "\",\"iat\":%T,\"exp\":%T}", now,
-                    now + mcf->session_ttl);
+    p = ngx_sprintf(p, "\",\"iat\":%T,\"exp\":%T,\"gen\":%ui}", now,
+                    now + mcf->session_ttl, gen);
 
     token->data = ngx_pnalloc(r->pool, NGX_HTTP_CMS_JWT_MAX);
     if (token->data == NULL) {

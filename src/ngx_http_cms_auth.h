@@ -96,11 +96,13 @@ ngx_uint_t ngx_http_cms_auth_scope(ngx_str_t *name);
 ngx_uint_t ngx_http_cms_auth_role(ngx_str_t *name);
 
 /*
- * Signs a session for "user_id" and sets the session cookie.  "token"
- * receives the JWT (pool memory).  Returns NGX_OK or NGX_ERROR.
+ * Signs a session for "user_id" of session generation "gen" (the user
+ * row's session_gen: a password change moves it and voids the others)
+ * and sets the session cookie.  "token" receives the JWT (pool memory).
+ * Returns NGX_OK or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_auth_issue(ngx_http_request_t *r, ngx_str_t *user_id,
-    ngx_str_t *token);
+    ngx_uint_t gen, ngx_str_t *token);
 
 /* Expires the session cookie in the browser. */
 ngx_int_t ngx_http_cms_auth_clear_cookie(ngx_http_request_t *r);

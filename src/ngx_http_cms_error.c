@@ -152,6 +152,27 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "Idempotency-Key must be 1 to 255 printable ASCII "
                      "characters"),
 
+    ngx_http_cms_err(400, "invalid_role", "validation_error",
+                     "role must be owner, admin, editor, author or viewer"),
+    ngx_http_cms_err(409, "already_member", "conflict",
+                     "This person is a member of the workspace already"),
+    ngx_http_cms_err(409, "member_limit_reached", "conflict",
+                     "The workspace's plan allows no more members"),
+    ngx_http_cms_err(409, "last_owner", "conflict",
+                     "A workspace keeps at least one owner"),
+    ngx_http_cms_err(404, "invalid_invitation", "not_found",
+                     "The invitation is unknown, used, revoked or expired"),
+    ngx_http_cms_err(403, "invitation_email_mismatch", "insufficient_scope",
+                     "The invitation was sent to another email address"),
+    ngx_http_cms_err(413, "storage_limit_exceeded", "invalid_request",
+                     "The workspace's plan storage quota would be exceeded"),
+    ngx_http_cms_err(413, "upload_too_large", "invalid_request",
+                     "The file is over the plan's per-file upload cap"),
+    ngx_http_cms_err(409, "site_limit_reached", "conflict",
+                     "The workspace's plan allows no more sites"),
+    ngx_http_cms_err(400, "invalid_current_password", "validation_error",
+                     "current_password is not the account's password"),
+
     /* what nginx answers by itself, before or around the module */
     ngx_http_cms_err(408, "request_timeout", "request_timeout",
                      "The request was not received in time"),

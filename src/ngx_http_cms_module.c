@@ -45,6 +45,7 @@ static ngx_int_t ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value,
 static ngx_int_t ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
+static char *ngx_http_cms_plan_name(ngx_conf_t *cf, void *post, void *data);
 static ngx_int_t ngx_http_cms_init_process(ngx_cycle_t *cycle);
 static void ngx_http_cms_exit_process(ngx_cycle_t *cycle);
 
@@ -60,6 +61,11 @@ static ngx_conf_num_bounds_t  ngx_http_cms_jobs_bounds = {
 static ngx_conf_num_bounds_t  ngx_http_cms_queue_bounds = {
     ngx_conf_check_num_bounds, 0, 65536
 };
+
+
+/* cms_default_plan: a plan name as sql/0016_teams.sql's plans take it */
+static ngx_conf_post_handler_pt  ngx_http_cms_plan_name_p =
+    ngx_http_cms_plan_name;
 
 
 static ngx_command_t  ngx_http_cms_commands[] = {
@@ -127,6 +133,20 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, require_verified),
+      NULL },
+
+    { ngx_string("cms_default_plan"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, default_plan),
+      &ngx_http_cms_plan_name_p },
+
+    { ngx_string("cms_invitation_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, invite_ttl),
       NULL },
 
     { ngx_string("cms_thread_pool"),
@@ -447,6 +467,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
      *     mcf->redis = NULL;
      *     mcf->secret = { 0, NULL };
      *     mcf->storage = { 0, NULL };
+     *     mcf->default_plan = { 0, NULL };
      *     mcf->thread_pool = { 0, NULL };
      *     mcf->tp = NULL;
      */
@@ -454,6 +475,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->test_routes = NGX_CONF_UNSET;
     mcf->session_ttl = NGX_CONF_UNSET;
     mcf->require_verified = NGX_CONF_UNSET;
+    mcf->invite_ttl = NGX_CONF_UNSET;
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
     mcf->ext_reload_grace = NGX_CONF_UNSET;
@@ -476,6 +498,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
 }
 
 
+/* long: every main directive's default, then the derived settings */
 static char *
 ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
 {
@@ -484,6 +507,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->test_routes, 0);
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);
+    ngx_conf_init_value(mcf->invite_ttl, 7 * 86400);
     ngx_conf_init_value(mcf->retention, 30 * 86400);
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
@@ -721,6 +745,35 @@ ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value, ngx_str_t *host)
 
 
 /* worker lifetime: one pool of each kind per worker */
+
+/* [a-z0-9][a-z0-9_-]{0,62}: whether the plan exists is the database's */
+static char *
+ngx_http_cms_plan_name(ngx_conf_t *cf, void *post, void *data)
+{
+    ngx_uint_t   i;
+    ngx_str_t   *name;
+
+    name = data;
+
+    for (i = 0; i < name->len; i++) {
+        if (!((name->data[i] >= 'a' && name->data[i] <= 'z')
+              || (name->data[i] >= '0' && name->data[i] <= '9')
+              || (i > 0 && (name->data[i] == '_' || name->data[i] == '-'))))
+        {
+            break;
+        }
+    }
+
+    if (name->len == 0 || name->len > 63 || i != name->len) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_default_plan: \"%V\" is not a plan name "
+                           "(a-z 0-9 _ -, at most 63)", name);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
 
 static ngx_int_t
 ngx_http_cms_init_process(ngx_cycle_t *cycle)

@@ -105,6 +105,8 @@ typedef struct {
     ngx_http_cms_throttle_t     throttle[NGX_HTTP_CMS_THROTTLES];
     time_t                      session_ttl;
     ngx_flag_t                  require_verified;
+    ngx_str_t                   default_plan;  /* cms_default_plan */
+    time_t                      invite_ttl;    /* cms_invitation_ttl */
     time_t                      retention;     /* soft-deleted content */
     ngx_msec_t                  idem_ttl;
     ngx_msec_t                  idem_lock;
@@ -134,6 +136,7 @@ typedef struct {
                                                  HMAC looked up */
     ngx_str_t                   session_id;   /* sessions: "sid" claim */
     time_t                      expires;      /* sessions: "exp" claim */
+    ngx_uint_t                  session_gen;  /* sessions: "gen" claim */
     ngx_str_t                   user_json;    /* sessions: the user record */
     ngx_uint_t                  role;         /* ngx_http_cms_role_e */
     ngx_uint_t                  scopes;       /* bit mask of scopes */

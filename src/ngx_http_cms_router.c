@@ -113,6 +113,9 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_podcasts_feed_routes,
     ngx_http_cms_custom_modules_routes,
     ngx_http_cms_entries_routes,
+    ngx_http_cms_members_routes,
+    ngx_http_cms_plans_routes,
+    ngx_http_cms_profile_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

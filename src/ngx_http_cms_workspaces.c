@@ -1,6 +1,7 @@
 
 /*
- * Workspaces: POST /v1/workspaces (the caller becomes owner),
+ * Workspaces: POST /v1/workspaces (the caller becomes owner, the
+ * workspace is on cms_default_plan's plan),
  * GET /v1/workspaces (the caller's), GET /v1/workspaces/{id} (a member's).
  */
 
@@ -62,13 +63,13 @@ static const ngx_http_cms_record_t  ngx_http_cms_workspace = {
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_insert_sql =
     ngx_http_cms_pg_stmt(
         "WITH w AS ("
-        "  INSERT INTO workspaces (name, default_locale)"
-        "  VALUES ($1, coalesce($2, 'en')) RETURNING *),"
+        "  INSERT INTO workspaces (name, default_locale, plan)"
+        "  VALUES ($1, coalesce($2, 'en'), cms_plan_named($4)) RETURNING *),"
         " m AS ("
         "  INSERT INTO members (workspace_id, user_id, role)"
         "  SELECT w.id, $3, 'owner' FROM w RETURNING role)"
         " SELECT 0," NGX_HTTP_CMS_WORKSPACE_COLUMNS " FROM w, m",
-        3);
+        4);
 
 /* $1 the user, $2 limit, $3 offset; past the end, one row of NULLs */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_workspaces_list_sql =
@@ -128,8 +129,9 @@ ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[] = {
 static ngx_int_t
 ngx_http_cms_workspaces_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t   rc;
-    ngx_str_t   args[3];
+    ngx_int_t                  rc;
+    ngx_str_t                  args[4];
+    ngx_http_cms_main_conf_t  *mcf;
 
     rc = ngx_http_cms_json_read(r, ctx->body, &ngx_http_cms_workspaces_input,
                                 CMS_FIELDS_CREATE, args, 3);
@@ -137,10 +139,13 @@ ngx_http_cms_workspaces_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
     args[2] = ctx->principal.user_id;
+    args[3] = mcf->default_plan;     /* cms_default_plan; NULL: "free" */
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_workspaces_insert_sql, args,
-                                 3, ngx_http_cms_workspaces_created);
+                                 4, ngx_http_cms_workspaces_created);
 }
 
 

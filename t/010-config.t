@@ -147,6 +147,17 @@ my @cases = (
     ['cms_auth_throttle off with a burst', { throttle => 'cms_auth_throttle login email off burst=5;' },
      'fail', qr/invalid rate/],
     ['cms_auth_throttle with two words', { throttle => 'cms_auth_throttle login email;' }, 'fail'],
+
+    # cms_default_plan, cms_invitation_ttl (teams)
+    ['cms_default_plan and cms_invitation_ttl',
+     { http_config => "cms_default_plan pro-2;\ncms_invitation_ttl 2d;" }, 'ok'],
+    ['cms_default_plan not a plan name', { http_config => 'cms_default_plan Pro;' },
+     'fail', qr/not a plan name/],
+    ['cms_default_plan starting with a dash', { http_config => 'cms_default_plan -x;' },
+     'fail', qr/not a plan name/],
+    ['cms_default_plan twice', { http_config => "cms_default_plan a;\ncms_default_plan b;" },
+     'fail', qr/duplicate/],
+    ['cms_invitation_ttl abc', { http_config => 'cms_invitation_ttl abc;' }, 'fail'],
 );
 
 for my $c (@cases) {

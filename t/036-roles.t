@@ -100,6 +100,19 @@ my %custom_module = (target => sub {
 my %custom_entry = (target => sub {
     req(POST => '/v1/api/custom/roles/entries', $OK, { data => { title => 'Target ' . ++$n } })
         ->{json}{custom_entry}{id} });
+my %member = (target => sub {
+    my $u = signup();
+    psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$u->{user}{id}', 'author')");
+    return $u->{user}{id};
+});
+my %invitation = (target => sub {
+    my $r = req(POST => "/v1/workspaces/$wid/invitations", $U{owner}{token},
+                { email => 'target' . ++$n . "-$$\@example.com", role => 'viewer' });
+    die 'invitation: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{invitation}{id};
+});
+# the rows below add members and invitations: no member limit in the way
+psql("UPDATE plans SET member_limit = NULL WHERE name = 'free'");
 
 my $ALL = join ' ', @ROLES;
 my $AUTHOR_UP = 'owner admin editor author';
@@ -115,6 +128,7 @@ my @EP = (tables => ['podcast_episodes']);
 my @CUSTOM = (tables => [qw(custom_modules custom_entries outbox_events)]);
 my @VID = (tables => [qw(videos outbox_events)]);
 my @MED = (tables => ['media_assets']);
+my @TEAM = (tables => [qw(members invitations audit_events)]);
 
 my @MATRIX = (
     # articles
@@ -276,6 +290,23 @@ my @MATRIX = (
       body => sub { { name => 'Minted ' . ++$n, scopes => ['articles:read'] } }, @KEYS },
     { what => 'revoke a key', method => 'DELETE', path => '/api-keys/%s', allow => $ADMIN_UP, status => 204,
       %api_key, @KEYS },
+
+    # members, invitations, the plan and the audit log (sessions only)
+    { what => 'list members', method => 'GET', path => '/members', allow => $ALL, status => 200, @TEAM },
+    { what => 'change a member\'s role', method => 'PATCH', path => '/members/%s', allow => $ADMIN_UP,
+      status => 200, body => { role => 'viewer' }, %member, @TEAM },
+    { what => 'remove another member', method => 'DELETE', path => '/members/%s', allow => $ADMIN_UP,
+      status => 204, %member, @TEAM },
+    { what => 'invite', method => 'POST', path => '/invitations', allow => $ADMIN_UP, status => 201,
+      body => sub { { email => 'invitee' . ++$n . "-$$\@example.com", role => 'editor' } }, @TEAM },
+    { what => 'list invitations', method => 'GET', path => '/invitations', allow => $ADMIN_UP, status => 200,
+      @TEAM },
+    { what => 'revoke an invitation', method => 'DELETE', path => '/invitations/%s', allow => $ADMIN_UP,
+      status => 204, %invitation, @TEAM },
+    { what => 'get the plan', method => 'GET', path => '/plan', allow => $ALL, status => 200,
+      tables => ['plans'] },
+    { what => 'read the audit log', method => 'GET', path => '/audit-events', allow => $ADMIN_UP, status => 200,
+      @TEAM },
 );
 
 # What a refused request must not change: each table's rows, as one digest.
@@ -337,6 +368,7 @@ for my $row (@MATRIX) {
         $path =~ s{^/v1/workspaces/:id}{/v1/workspaces/:ws};
         $path =~ s{/:key$}{/:id};
         $path =~ s{/:module$}{/:id};
+        $path =~ s{/:(?:user|inv)$}{/:id};
         $want{"$m $path"} = 1;
     }
     ok keys(%want) >= 20, 'role-bound routes found (' . scalar(keys %want) . ')';

@@ -18,7 +18,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(req diag_resp signup workspace api_key key mk mkcat facility extension make_key pepper
-                     idem);
+                     idem one);
 use Cms::ExtFixtures qw(cms_admin put_manifest manifest install $MDIR);
 use Cms::Hostile qw(load_corpus send_case check_case problem_kind short);
 use Digest::SHA qw(hmac_sha256);
@@ -107,6 +107,18 @@ for my $m (qw(hx-conf hx-reload)) {
 }
 my $MANIFESTS = 0;
 
+# teams: the workspace on a plan without a member limit (invitations pile up); a
+# member to change the role of, members to remove, someone inviting the owner elsewhere
+cms_admin('plan', 'set', '--name', 'hostile', '--members', 'none');
+cms_admin('plan', 'assign', '--workspace', $ws, '--name', 'hostile');
+sub join_ws {
+    my $u = signup();
+    psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$ws', '$u->{user}{id}', '$_[0]')");
+    return $u->{user}{id};
+}
+my $member = join_ws('editor');
+my $inviter = signup();
+
 my $ui_user = signup();
 cms_admin('facility', 'member', '--facility', $fac, '--email', $ui_user->{email}, '--privileges', 'hx:view');
 
@@ -140,6 +152,18 @@ my %FILL = (
     victim_video => sub { req(POST => '/v1/api/videos', $API, { title => 'Victim ' . ++$N })->{json}{video}{id} },
     victim_media => sub { req(POST => '/v1/api/media', $API, { title => 'Victim ' . ++$N })->{json}{media}{id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
+    member => sub { $member },
+    victim_member => sub { join_ws('viewer') },
+    victim_invitation => sub {
+        one("INSERT INTO invitations (workspace_id, email, role, token_hash, expires_at) VALUES ('$ws', "
+            . "'victim" . ++$N . "\@example.com', 'viewer', decode('" . unpack('H*', pack('N8', $N, 0, 0, 0, 0, 0, 0, 0))
+            . "', 'hex'), now() + interval '1 day') RETURNING id") },
+    invite_token => sub {
+        my $w = workspace($inviter->{token}, 'Inviting ' . ++$N);
+        my $r = req(POST => "/v1/workspaces/$w/invitations", $inviter->{token},
+                    { email => $owner->{email}, role => 'viewer' });
+        die 'invite: ' . diag_resp($r) unless $r->{status} == 201;
+        $r->{json}{token} },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,
     facility => sub { $fac },
@@ -156,6 +180,7 @@ my %FILL = (
     'cred:api' => sub { $API },
     'cred:session' => sub { $owner->{token} },
     'cred:ui_session' => sub { $ui_user->{token} },
+    'cred:fresh_user' => sub { signup(password => 'hostile password 1')->{token} },
     'cred:fresh_session' => sub {
         my $r = req(POST => '/v1/auth/login', undef, { email => $owner->{email}, password => $owner->{password} });
         die 'login: ' . diag_resp($r) unless $r->{status} == 200;

@@ -58,7 +58,12 @@ enum {
     CMS_ADMIN_OPT_VERIFIED,
     CMS_ADMIN_OPT_INACTIVE,
     CMS_ADMIN_OPT_SUSPENDED,
-    CMS_ADMIN_OPT_SANDBOX
+    CMS_ADMIN_OPT_SANDBOX,
+    CMS_ADMIN_OPT_MEMBERS,
+    CMS_ADMIN_OPT_STORAGE,
+    CMS_ADMIN_OPT_UPLOAD,
+    CMS_ADMIN_OPT_CUSTOM_MODULES,
+    CMS_ADMIN_OPT_SITES
 };
 
 
@@ -106,7 +111,12 @@ static const cms_admin_field_t  cms_admin_fields[] = {
     cms_admin_field(CMS_ADMIN_OPT_EXPIRES_IN, expires_in),
     cms_admin_field(CMS_ADMIN_OPT_PATIENT, patient),
     cms_admin_field(CMS_ADMIN_OPT_AMOUNT, amount),
-    cms_admin_field(CMS_ADMIN_OPT_CURRENCY, currency)
+    cms_admin_field(CMS_ADMIN_OPT_CURRENCY, currency),
+    cms_admin_field(CMS_ADMIN_OPT_MEMBERS, members),
+    cms_admin_field(CMS_ADMIN_OPT_STORAGE, storage),
+    cms_admin_field(CMS_ADMIN_OPT_UPLOAD, upload),
+    cms_admin_field(CMS_ADMIN_OPT_CUSTOM_MODULES, custom_modules),
+    cms_admin_field(CMS_ADMIN_OPT_SITES, sites)
 };
 
 #define CMS_ADMIN_NFIELDS                                                     \
@@ -234,6 +244,19 @@ static const struct option  cms_admin_invoice_options[] = {
     cms_admin_null_option
 };
 
+static const struct option  cms_admin_plan_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("name", required_argument, CMS_ADMIN_OPT_NAME),
+    cms_admin_opt("workspace", required_argument, CMS_ADMIN_OPT_WORKSPACE),
+    cms_admin_opt("members", required_argument, CMS_ADMIN_OPT_MEMBERS),
+    cms_admin_opt("storage", required_argument, CMS_ADMIN_OPT_STORAGE),
+    cms_admin_opt("upload", required_argument, CMS_ADMIN_OPT_UPLOAD),
+    cms_admin_opt("custom-modules", required_argument,
+                  CMS_ADMIN_OPT_CUSTOM_MODULES),
+    cms_admin_opt("sites", required_argument, CMS_ADMIN_OPT_SITES),
+    cms_admin_null_option
+};
+
 
 static const cms_admin_command_t  cms_admin_commands[] = {
     { "user", "create", cms_admin_user_create_options,
@@ -274,6 +297,12 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_admin_list, 1, 0 },
     { "admin", "revoke", cms_admin_admin_options,
       cms_admin_admin_revoke, 1, 0 },
+    { "plan", "set", cms_admin_plan_options,
+      cms_admin_plan_set, 1, 0 },
+    { "plan", "assign", cms_admin_plan_options,
+      cms_admin_plan_assign, 1, 0 },
+    { "plan", "list", cms_admin_plan_options,
+      cms_admin_plan_list, 1, 0 },
     { "help", NULL, cms_admin_global_options,
       cms_admin_help, 0, 0 },
     { NULL, NULL, NULL, NULL, 0, 0 }
@@ -345,6 +374,17 @@ static const char  cms_admin_usage_text[] =
 "      revoked_at\n"
 "  admin revoke --id ID\n"
 "      prints the credential id (revoking twice is not an error)\n"
+"  plan set --name N [--members N|none] [--storage BYTES] [--upload BYTES]\n"
+"           [--custom-modules yes|no] [--sites N|none]\n"
+"      creates the plan or changes the limits given; prints its name;\n"
+"      a new plan: no member or site limit, 1 GiB storage, 50 MiB per\n"
+"      upload, custom modules allowed; none: no limit\n"
+"  plan assign --workspace ID --name PLAN\n"
+"      puts the workspace on the plan (audit log: plan.changed); prints\n"
+"      the workspace id\n"
+"  plan list\n"
+"      one line per plan: name members storage upload custom_modules\n"
+"      sites\n"
 "  help\n";
 
 

@@ -67,6 +67,11 @@ typedef struct {
     const char    *patient;
     const char    *amount;
     const char    *currency;
+    const char    *members;
+    const char    *storage;
+    const char    *upload;
+    const char    *custom_modules;
+    const char    *sites;
     unsigned       verified:1;
     unsigned       inactive:1;
     unsigned       suspended:1;
@@ -190,6 +195,11 @@ int cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_extension_list(cms_admin_ctx_t *ctx,
     const cms_admin_args_t *a);
+
+/* cms_admin_plans.c */
+int cms_admin_plan_set(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_plan_assign(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+int cms_admin_plan_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 
 /* cms_admin_mgmt.c */
 int cms_admin_admin_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);

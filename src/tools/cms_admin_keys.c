@@ -29,7 +29,7 @@
 
 static int cms_admin_parse_ttl(const char *s, long *ttl);
 static int cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id,
-    long ttl);
+    const char *gen, long ttl);
 static int cms_admin_scopes(const char *list, char *out, size_t size);
 static int cms_admin_scope_check(const char *p, size_t n, unsigned *seen);
 static int cms_admin_scope_index(const char *s, size_t n);
@@ -37,7 +37,8 @@ static int cms_admin_scope_index(const char *s, size_t n);
 
 static const cms_admin_query_t  cms_admin_session_user = {
     "session",
-    "SELECT id, active FROM users WHERE lower(email) = lower($1)",
+    "SELECT id, active, session_gen FROM users"
+    " WHERE lower(email) = lower($1)",
     1, NULL
 };
 
@@ -127,7 +128,8 @@ cms_admin_session(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
         rc = cms_admin_error("session: user \"%s\" is inactive", a->email);
 
     } else {
-        rc = cms_admin_session_sign(ctx, PQgetvalue(res, 0, 0), ttl);
+        rc = cms_admin_session_sign(ctx, PQgetvalue(res, 0, 0),
+                                    PQgetvalue(res, 0, 2), ttl);
     }
 
     PQclear(res);
@@ -242,12 +244,14 @@ cms_admin_parse_ttl(const char *s, long *ttl)
 
 
 /*
- * Prints the JWT {"sub":user_id,"sid":<random>,"iat":now,"exp":now+ttl},
- * keys in that order (what nginx's login writes too).
+ * Prints the JWT {"sub":user_id,"sid":<random>,"iat":now,"exp":now+ttl,
+ * "gen":gen}, keys in that order (what nginx's login writes too); gen is
+ * the user's session generation, digits from the database.
  */
 
 static int
-cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id, long ttl)
+cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id,
+    const char *gen, long ttl)
 {
     int            n;
     char           payload[256], sid[2 * CMS_ADMIN_SID_BYTES + 1];
@@ -266,8 +270,9 @@ cms_admin_session_sign(cms_admin_ctx_t *ctx, const char *user_id, long ttl)
     now = time(NULL);
 
     n = snprintf(payload, sizeof(payload),
-                 "{\"sub\":\"%s\",\"sid\":\"%s\",\"iat\":%lld,\"exp\":%lld}",
-                 user_id, sid, (long long) now, (long long) now + ttl);
+                 "{\"sub\":\"%s\",\"sid\":\"%s\",\"iat\":%lld,\"exp\":%lld,"
+                 "\"gen\":%s}",
+                 user_id, sid, (long long) now, (long long) now + ttl, gen);
 
     if (n < 0 || (size_t) n >= sizeof(payload)
         || cms_admin_secret_derive(ctx, CMS_KDF_SESSION, key) != 0)

@@ -342,6 +342,7 @@ __DATA__
 
 # --- the routes (src/*.c: grep 'ngx_string("/') -----------------------------------------
 # cred: none, session (the workspace owner), fresh_session (one per request: logout),
+# fresh_user (a new account per request, password "hostile password 1": password change),
 # api (svc_live_ with every scope), ext (sk_live_), admin (sk_admin_ with view and
 # manage), ui_session (a user holding the extension's required_privilege).
 # params: the values of the path's :params; query: name -> {value (benign), ok_2xx};
@@ -377,6 +378,34 @@ __DATA__
   {"route": "DELETE /v1/workspaces/:id/api-keys/:key", "cred": "session",
    "params": {"id": "{{ws}}", "key": "{{victim_key}}"}},
   {"route": "GET /v1/api/key", "cred": "api"},
+
+  {"route": "GET /v1/workspaces/:id/members", "cred": "session", "params": {"id": "{{ws}}"},
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "PATCH /v1/workspaces/:id/members/:user", "cred": "session",
+   "params": {"id": "{{ws}}", "user": "{{member}}"}, "body": {"role": "viewer"},
+   "fields": {"role": {"type": "string"}}, "required": ["role"]},
+  {"route": "DELETE /v1/workspaces/:id/members/:user", "cred": "session",
+   "params": {"id": "{{ws}}", "user": "{{victim_member}}"}},
+  {"route": "POST /v1/workspaces/:id/invitations", "cred": "session", "params": {"id": "{{ws}}"},
+   "body": {"email": "{{email}}", "role": "viewer"},
+   "fields": {"email": {"type": "string"}, "role": {"type": "string"}}, "required": ["email", "role"]},
+  {"route": "GET /v1/workspaces/:id/invitations", "cred": "session", "params": {"id": "{{ws}}"},
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "DELETE /v1/workspaces/:id/invitations/:inv", "cred": "session",
+   "params": {"id": "{{ws}}", "inv": "{{victim_invitation}}"}},
+  {"route": "POST /v1/invitations/:token/accept", "cred": "session", "params": {"token": "{{invite_token}}"}},
+  {"route": "GET /v1/workspaces/:id/plan", "cred": "session", "params": {"id": "{{ws}}"}},
+  {"route": "GET /v1/workspaces/:id/audit-events", "cred": "session", "params": {"id": "{{ws}}"},
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "PATCH /v1/me", "cred": "session", "body": {"name": "Hostile {{n}}"},
+   "fields": {"name": {"type": "string"}}},
+  {"route": "POST /v1/me/password", "cred": "fresh_user",
+   "body": {"current_password": "hostile password 1", "new_password": "hostile password 2"},
+   "fields": {"current_password": {"type": "string"}, "new_password": {"type": "string"}},
+   "required": ["current_password", "new_password"]},
 
   {"route": "GET /v1/api/articles", "cred": "api",
    "query": {"locale": {"value": "en"}, "status": {"value": "draft"},
