@@ -40,16 +40,12 @@ static ngx_int_t ngx_http_cms_media_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs);
 static ngx_int_t ngx_http_cms_media_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_media_got(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_media_got_fused(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_media_create(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_media_mime(ngx_http_request_t *r,
     ngx_str_t *type, ngx_str_t *mime);
-static ngx_int_t ngx_http_cms_media_created(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_media_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_media_deleted(ngx_http_request_t *r,
@@ -281,24 +277,10 @@ ngx_http_cms_media_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_HTTP_NOT_FOUND;
     }
 
+    ctx->data = (void *) &ngx_http_cms_media_record;
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_media_get_sql, args, 2,
-                                 ngx_http_cms_media_got);
-}
-
-
-static ngx_int_t
-ngx_http_cms_media_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_media_record,
-                                 res);
+                                 ngx_http_cms_row_done);
 }
 
 
@@ -336,9 +318,11 @@ ngx_http_cms_media_create(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    ctx->data = (void *) &ngx_http_cms_media_record;
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_media_insert_sql, args,
                                  NGX_HTTP_CMS_MEDIA_ARGS,
-                                 ngx_http_cms_media_created);
+                                 ngx_http_cms_row_done);
 }
 
 
@@ -380,22 +364,6 @@ ngx_http_cms_media_mime(ngx_http_request_t *r, ngx_str_t *type,
                                      "mime_type", "mime_type does not match"
                                      " the asset's type");
     }
-}
-
-
-static ngx_int_t
-ngx_http_cms_media_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_CREATED,
-                                 &ngx_http_cms_media_record, res);
 }
 
 

@@ -36,8 +36,6 @@ static ngx_int_t ngx_http_cms_videos_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs);
 static ngx_int_t ngx_http_cms_videos_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_videos_got(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_videos_got_fused(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_videos_create(ngx_http_request_t *r,
@@ -46,8 +44,6 @@ static ngx_int_t ngx_http_cms_videos_update(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_videos_write(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t create);
-static ngx_int_t ngx_http_cms_videos_created(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_videos_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_videos_deleted(ngx_http_request_t *r,
@@ -306,23 +302,10 @@ ngx_http_cms_videos_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_HTTP_NOT_FOUND;
     }
 
+    ctx->data = (void *) &ngx_http_cms_video;
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_videos_get_sql, args, 2,
-                                 ngx_http_cms_videos_got);
-}
-
-
-static ngx_int_t
-ngx_http_cms_videos_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_video, res);
+                                 ngx_http_cms_row_done);
 }
 
 
@@ -384,25 +367,11 @@ ngx_http_cms_videos_write(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
+    /* 201 for the POST, 200 for the PATCH */
+    ctx->data = (void *) &ngx_http_cms_video;
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_videos_save_sql, args, 5,
-                                 create ? ngx_http_cms_videos_created
-                                        : ngx_http_cms_videos_got);
-}
-
-
-static ngx_int_t
-ngx_http_cms_videos_created(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, NGX_HTTP_CREATED, &ngx_http_cms_video,
-                                 res);
+                                 ngx_http_cms_row_done);
 }
 
 
