@@ -35,6 +35,7 @@ my $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
 
 # --- the registry: a second nginx serving files over HTTPS on loopback ------------------
 my $REG_PORT = free_port();
+my $REG_STATUS_PORT = free_port();   # stub_status, plain HTTP, not logged
 my $REG = prefix() . '-registry';
 my $REG_MASTER;
 sub reg_file {
@@ -72,6 +73,11 @@ http {
         location = /redirect.toml { return 302 https://127.0.0.1:$REG_PORT/reg-demo.toml; }
         location = /error.toml { return 500; }
     }
+    server {
+        listen 127.0.0.1:$REG_STATUS_PORT;
+        access_log off;
+        location = /status { stub_status; }
+    }
 }
 EOF
     close $fh;
@@ -88,7 +94,26 @@ sub stop_registry {
     $REG_MASTER = undef;
 }
 END { stop_registry() }
-sub reg_log { open my $fh, '<', "$REG/logs/access.log" or return (); my @l = <$fh>; chomp @l; @l }
+sub reg_lines { open my $fh, '<', "$REG/logs/access.log" or return (); my @l = <$fh>; chomp @l; @l }
+# nginx writes a request's access-log line after its answer is sent, so a fetch the module has
+# already answered may not be logged yet. The registry's log is read once it has settled: every
+# request the registry counted (stub_status "requests") is logged, except the status requests
+# themselves (not logged). Bounded: after 10 s the log is read as it is.
+my $REG_STATUS_N = 0;
+sub reg_requests {
+    $REG_STATUS_N++;
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $REG_STATUS_PORT,
+                                  Proto => 'tcp', Timeout => 5) or return -1;
+    print $s "GET /status HTTP/1.0\r\nHost: s\r\n\r\n";
+    local $/;
+    my $body = <$s> // '';
+    return $body =~ /^\s*\d+\s+\d+\s+(\d+)\s*$/m ? $1 : -1;
+}
+sub reg_log {
+    my @l;
+    wait_until(10, sub { @l = reg_lines(); scalar(@l) == reg_requests() - $REG_STATUS_N });
+    @l;
+}
 
 # A port that accepts TCP connections (the kernel's backlog) and never answers: a timeout.
 my $HANG = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp', Listen => 16)
