@@ -146,8 +146,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_comments_delete_sql =
 /*
  * The page: the comments of live articles, newest first.  $1 workspace,
  * $2 status or NULL, $3 limit, $4 offset; the article's comments ($2 the
- * article, then as above) read from comments_article_idx.  Past the end,
- * one row of NULLs.
+ * article, then as above) read from comments_article_idx, their total from
+ * the article's counters (sql/0018).  Past the end, one row of NULLs.
  */
 #define NGX_HTTP_CMS_COMMENTS_LIVE                                           \
     " JOIN articles a ON a.id = c.article_id AND a.deleted_at IS NULL"
@@ -170,9 +170,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_comments_list_sql =
     " CROSS JOIN LATERAL (SELECT a.id FROM articles a WHERE a.id = $2::uuid"  \
     "   AND a.workspace_id = " ws " AND a.deleted_at IS NULL"                 \
     "  UNION ALL SELECT NULL LIMIT 1) a"                                      \
-    " CROSS JOIN LATERAL (SELECT count(*) AS total FROM comments c"           \
-    "   WHERE c.article_id = a.id"                                            \
-    "    AND ($3::text IS NULL OR c.status = $3)) t"                          \
+    " CROSS JOIN LATERAL (SELECT cms_comment_total(a.id, $3) AS total) t"     \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_COMMENT_COLUMNS                 \
     "  FROM comments c WHERE c.article_id = a.id"                             \
     "   AND ($3::text IS NULL OR c.status = $3)"                              \

@@ -371,6 +371,18 @@ is one("SELECT count(*) FROM comments WHERE author_name = 'a'"), 0, 'no refused 
     is count_of($a), $count, "comment_count is the COUNT of approved comments ($count)";
     is req(GET => "/v1/api/articles/$a", $K)->{json}{article}{comment_count}, $count, 'the article answers it';
     ok $count > 0 && $count < 60, 'a count the race could have got wrong';
+    # the list's total comes from per-(article, status) counters (sql/0018): after the race
+    # each equals a COUNT of its comments, and the list answers them
+    my $counted = one("SELECT string_agg(status || '=' || n, ' ' ORDER BY status)"
+        . " FROM (SELECT status, count(*) AS n FROM comments WHERE article_id = '$a' GROUP BY status) x");
+    my $kept = one("SELECT string_agg(status || '=' || n, ' ' ORDER BY status) FROM comment_counts"
+        . " WHERE article_id = '$a' AND n <> 0");
+    is $kept, $counted, "the list counters equal a COUNT per status ($counted)";
+    my $all = one("SELECT count(*) FROM comments WHERE article_id = '$a'");
+    is req(GET => "/v1/api/comments?article_id=$a&limit=1", $K)->{json}{pagination}{total}, $all,
+       "the article's list total is the COUNT ($all)";
+    is req(GET => "/v1/api/comments?article_id=$a&status=approved&limit=1", $K)->{json}{pagination}{total}, $count,
+       'the approved filter\'s total too';
 }
 
 done_testing();
