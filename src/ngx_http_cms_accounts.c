@@ -61,7 +61,6 @@ static ngx_int_t ngx_http_cms_accounts_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t signup);
 static ngx_int_t ngx_http_cms_accounts_session(ngx_http_request_t *r,
     ngx_http_cms_account_t *a, ngx_uint_t status);
-static int ngx_http_cms_accounts_password_valid(const char *p, size_t len);
 
 
 /*
@@ -81,7 +80,7 @@ static int ngx_http_cms_accounts_password_valid(const char *p, size_t len);
 
 static const cms_field_t  ngx_http_cms_accounts_signup_fields[] = {
     NGX_HTTP_CMS_ACCOUNT_FIELDS(cms_email_valid,
-                                ngx_http_cms_accounts_password_valid)
+                                ngx_http_cms_password_long_enough)
 };
 
 static const cms_field_t  ngx_http_cms_accounts_login_fields[] = {
@@ -397,13 +396,6 @@ ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     return NGX_OK;
 }
 
-
-/* long enough for a new password (a login takes what it is given) */
-static int
-ngx_http_cms_accounts_password_valid(const char *p, size_t len)
-{
-    return len >= CMS_PASSWORD_MIN_LEN;
-}
 
 
 /* logout: deny the session id in Redis until the token would expire */

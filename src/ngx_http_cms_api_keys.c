@@ -35,8 +35,6 @@ static ngx_int_t ngx_http_cms_api_keys_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_api_keys_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_api_keys_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_api_keys_self(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_api_keys_got(ngx_http_request_t *r,
@@ -238,27 +236,7 @@ ngx_http_cms_api_keys_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     args[1] = ctx->principal.workspace_id;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_api_keys_revoke_sql, args,
-                                 2, ngx_http_cms_api_keys_deleted);
-}
-
-
-static ngx_int_t
-ngx_http_cms_api_keys_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+                                 2, ngx_http_cms_deleted_done);
 }
 
 

@@ -85,8 +85,6 @@ static ngx_int_t ngx_http_cms_articles_saved(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_articles_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_articles_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static void ngx_http_cms_articles_actor(ngx_http_cms_ctx_t *ctx,
     ngx_str_t *args);
 static ngx_int_t ngx_http_cms_articles_read(ngx_http_request_t *r,
@@ -668,7 +666,7 @@ ngx_http_cms_articles_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_delete_sql, args,
-                                 5, ngx_http_cms_articles_deleted);
+                                 5, ngx_http_cms_deleted_done);
 }
 
 
@@ -692,26 +690,6 @@ ngx_http_cms_articles_actor(ngx_http_cms_ctx_t *ctx, ngx_str_t *args)
     if (ctx->principal.role >= NGX_HTTP_CMS_ART_ALL_ROLE) {
         ngx_str_set(&args[3], "t");
     }
-}
-
-
-static ngx_int_t
-ngx_http_cms_articles_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0)) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
 }
 
 

@@ -46,8 +46,6 @@ static ngx_int_t ngx_http_cms_categories_created(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_categories_got(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_categories_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_categories_read(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, int mode, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_categories_id(ngx_http_request_t *r,
@@ -313,27 +311,7 @@ ngx_http_cms_categories_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_categories_delete_sql, args,
-                                 2, ngx_http_cms_categories_deleted);
-}
-
-
-static ngx_int_t
-ngx_http_cms_categories_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+                                 2, ngx_http_cms_deleted_done);
 }
 
 

@@ -15,6 +15,7 @@
 #include "cms_kdf.h"
 #include "cms_key.h"
 #include "cms_hex.h"
+#include "cms_token.h"
 
 
 #define NGX_HTTP_CMS_SECRET_MAX        4096
@@ -308,6 +309,98 @@ ngx_http_cms_crypto_mint_key(ngx_http_request_t *r, const char *prefix,
 
     cms_hex_encode(mac, sizeof(mac), (char *) hash->data);
     hash->len = 2 * sizeof(mac);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_token_make(ngx_http_request_t *r, const char *kind,
+    time_t expires, ngx_str_t *id, ngx_str_t *token, ngx_str_t *hex)
+{
+    int                        rc;
+    ngx_http_cms_main_conf_t  *mcf;
+    u_char                     key[CMS_TOKEN_KEY_LEN];
+    u_char                     rnd[CMS_TOKEN_RANDOM_LEN];
+    u_char                     mac[CMS_TOKEN_HASH_LEN];
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    token->data = ngx_pnalloc(r->pool, CMS_TOKEN_MAX_LEN);
+    hex->data = ngx_pnalloc(r->pool, 2 * CMS_TOKEN_HASH_LEN);
+
+    if (token->data == NULL || hex->data == NULL
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len,
+                          CMS_TOKEN_KDF_LABEL, key) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    rc = (id == NULL)
+         ? (ngx_http_cms_crypto_random(rnd, sizeof(rnd)) == NGX_OK ? 0 : -1)
+         : cms_token_random_for(key, (char *) id->data, id->len, rnd);
+
+    token->len = (rc == 0)
+                 ? cms_token_make(key, kind, (int64_t) expires, rnd,
+                                  (char *) token->data, CMS_TOKEN_MAX_LEN)
+                 : 0;
+
+    rc = (token->len == 0
+          || cms_token_hash(key, (char *) token->data, token->len, mac) != 0);
+
+    ngx_explicit_memzero(key, sizeof(key));
+    ngx_explicit_memzero(rnd, sizeof(rnd));
+
+    if (rc) {
+        return NGX_ERROR;
+    }
+
+    cms_hex_encode(mac, sizeof(mac), (char *) hex->data);
+    hex->len = 2 * sizeof(mac);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_token_check(ngx_http_request_t *r, const char *kind,
+    ngx_str_t *token, ngx_str_t *hex)
+{
+    int                        rc;
+    ngx_http_cms_main_conf_t  *mcf;
+    u_char                     key[CMS_TOKEN_KEY_LEN];
+    u_char                     mac[CMS_TOKEN_HASH_LEN];
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (cms_kdf_derive(mcf->secret.data, mcf->secret.len,
+                       CMS_TOKEN_KDF_LABEL, key) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    rc = cms_token_check(key, kind, (char *) token->data, token->len,
+                         ngx_time(), NULL);
+
+    if (rc == CMS_TOKEN_OK
+        && cms_token_hash(key, (char *) token->data, token->len, mac) != 0)
+    {
+        rc = CMS_TOKEN_FAILED;
+    }
+
+    ngx_explicit_memzero(key, sizeof(key));
+
+    if (rc != CMS_TOKEN_OK) {
+        return (rc == CMS_TOKEN_FAILED) ? NGX_ERROR : NGX_DECLINED;
+    }
+
+    hex->data = ngx_pnalloc(r->pool, 2 * CMS_TOKEN_HASH_LEN);
+    if (hex->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    cms_hex_encode(mac, sizeof(mac), (char *) hex->data);
+    hex->len = 2 * sizeof(mac);
 
     return NGX_OK;
 }

@@ -75,5 +75,26 @@ ngx_int_t ngx_http_cms_crypto_mint_key(ngx_http_request_t *r,
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
 
+/*
+ * Account tokens (src/lib/cms_token.h: invitations, password resets,
+ * email verifications) under their sub-key of cms_secret.
+ *
+ * token_make: a token of "kind" expiring at "expires" and the hex of its
+ * stored hash, both in r->pool.  Its random part is fresh, or made from
+ * "id" (a request row's id) when id is not NULL, so that whoever holds
+ * the secret makes it again from the row (cms_token_random_for()).
+ * NGX_OK or NGX_ERROR.
+ *
+ * token_check: "token" as a token of "kind": NGX_OK with the hex of its
+ * stored hash in "hex" (r->pool), NGX_DECLINED when it is malformed,
+ * forged, of another kind or expired (checked before any query), or
+ * NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_crypto_token_make(ngx_http_request_t *r,
+    const char *kind, time_t expires, ngx_str_t *id, ngx_str_t *token,
+    ngx_str_t *hex);
+ngx_int_t ngx_http_cms_crypto_token_check(ngx_http_request_t *r,
+    const char *kind, ngx_str_t *token, ngx_str_t *hex);
+
 
 #endif /* _NGX_HTTP_CMS_CRYPTO_H_INCLUDED_ */

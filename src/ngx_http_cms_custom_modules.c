@@ -43,8 +43,6 @@ static ngx_int_t ngx_http_cms_custom_modules_saved(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_custom_modules_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_custom_modules_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_custom_modules_schema(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 
@@ -283,25 +281,6 @@ ngx_http_cms_custom_modules_delete(ngx_http_request_t *r,
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_custom_modules_delete_sql,
                                  args, 2,
-                                 ngx_http_cms_custom_modules_deleted);
+                                 ngx_http_cms_deleted_done);
 }
 
-
-static ngx_int_t
-ngx_http_cms_custom_modules_deleted(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
-}

@@ -172,6 +172,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "The workspace's plan allows no more sites"),
     ngx_http_cms_err(400, "invalid_current_password", "validation_error",
                      "current_password is not the account's password"),
+    ngx_http_cms_err(400, "invalid_account_token", "validation_error",
+                     "The link is unknown, used, superseded or expired"),
 
     /* what nginx answers by itself, before or around the module */
     ngx_http_cms_err(408, "request_timeout", "request_timeout",

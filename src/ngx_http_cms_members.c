@@ -30,9 +30,6 @@
 #include "ngx_http_cms_pg.h"
 #include "cms_fields.h"
 #include "cms_validate.h"
-#include "cms_token.h"
-#include "cms_kdf.h"
-#include "cms_hex.h"
 #include "cms_uuid.h"
 
 
@@ -62,10 +59,6 @@ static ngx_int_t ngx_http_cms_invitations_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_invitations_accept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_invitations_token(ngx_http_request_t *r,
-    ngx_str_t *token, time_t expires, ngx_str_t *hash);
-static ngx_int_t ngx_http_cms_members_hex(ngx_http_request_t *r,
-    u_char hash[CMS_TOKEN_HASH_LEN], ngx_str_t *hex);
 
 
 /* the member record: column 0 a list's total (0 for one record) */
@@ -317,19 +310,7 @@ static ngx_int_t
 ngx_http_cms_members_gone(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) != 1 || PQgetvalue(res, 0, 0)[0] != 't') {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+    return ngx_http_cms_send_done(r, res, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
 }
 
 
@@ -377,7 +358,8 @@ ngx_http_cms_invitations_create(ngx_http_request_t *r,
     args[5].data = ngx_pnalloc(r->pool, NGX_TIME_T_LEN + 1);
 
     if (token == NULL || args[5].data == NULL
-        || ngx_http_cms_invitations_token(r, token, expires, &args[4])
+        || ngx_http_cms_crypto_token_make(r, NGX_HTTP_CMS_INVITE_KIND,
+                                          expires, NULL, token, &args[4])
            != NGX_OK)
     {
         return NGX_ERROR;
@@ -452,113 +434,25 @@ static ngx_int_t
 ngx_http_cms_invitations_accept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t                  rc;
-    ngx_str_t                  args[2];
-    ngx_http_cms_main_conf_t  *mcf;
-    u_char                     key[CMS_TOKEN_KEY_LEN];
-    u_char                     hash[CMS_TOKEN_HASH_LEN];
+    ngx_int_t  rc;
+    ngx_str_t  args[2];
 
     rc = ngx_http_cms_json_no_body(r, ctx->body);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    if (cms_kdf_derive(mcf->secret.data, mcf->secret.len,
-                       CMS_TOKEN_KDF_LABEL, key) != 0)
-    {
-        return NGX_ERROR;
-    }
-
-    rc = cms_token_check(key, NGX_HTTP_CMS_INVITE_KIND,
-                         (char *) ctx->params[0].data, ctx->params[0].len,
-                         ngx_time(), NULL);
-
-    if (rc == CMS_TOKEN_OK
-        && cms_token_hash(key, (char *) ctx->params[0].data,
-                          ctx->params[0].len, hash) != 0)
-    {
-        rc = CMS_TOKEN_FAILED;
-    }
-
-    ngx_explicit_memzero(key, sizeof(key));
-
-    if (rc != CMS_TOKEN_OK) {
-        return (rc == CMS_TOKEN_FAILED)
-               ? NGX_ERROR
-               : ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_INVITATION,
-                                   NULL);
-    }
-
-    if (ngx_http_cms_members_hex(r, hash, &args[0]) != NGX_OK) {
-        return NGX_ERROR;
+    rc = ngx_http_cms_crypto_token_check(r, NGX_HTTP_CMS_INVITE_KIND,
+                                         &ctx->params[0], &args[0]);
+    if (rc != NGX_OK) {
+        return (rc == NGX_DECLINED)
+               ? ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_INVITATION,
+                                   NULL)
+               : NGX_ERROR;
     }
 
     args[1] = ctx->principal.user_id;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_invitations_accept_sql,
                                  args, 2, ngx_http_cms_members_row);
-}
-
-
-/* a token hash as the statements take it: hex text, in r->pool */
-static ngx_int_t
-ngx_http_cms_members_hex(ngx_http_request_t *r,
-    u_char hash[CMS_TOKEN_HASH_LEN], ngx_str_t *hex)
-{
-    hex->data = ngx_pnalloc(r->pool, 2 * CMS_TOKEN_HASH_LEN);
-    if (hex->data == NULL) {
-        return NGX_ERROR;
-    }
-
-    cms_hex_encode(hash, CMS_TOKEN_HASH_LEN, (char *) hex->data);
-    hex->len = 2 * CMS_TOKEN_HASH_LEN;
-
-    return NGX_OK;
-}
-
-
-/*
- * A fresh invitation token expiring at "expires" (r->pool) and the hex of
- * its stored hash.  NGX_OK or NGX_ERROR.
- */
-static ngx_int_t
-ngx_http_cms_invitations_token(ngx_http_request_t *r, ngx_str_t *token,
-    time_t expires, ngx_str_t *hash)
-{
-    ngx_int_t                  rc;
-    ngx_http_cms_main_conf_t  *mcf;
-    u_char                     key[CMS_TOKEN_KEY_LEN];
-    u_char                     rnd[CMS_TOKEN_RANDOM_LEN];
-    u_char                     mac[CMS_TOKEN_HASH_LEN];
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    token->data = ngx_pnalloc(r->pool, CMS_TOKEN_MAX_LEN);
-
-    if (token->data == NULL
-        || ngx_http_cms_crypto_random(rnd, sizeof(rnd)) != NGX_OK
-        || cms_kdf_derive(mcf->secret.data, mcf->secret.len,
-                          CMS_TOKEN_KDF_LABEL, key) != 0)
-    {
-        return NGX_ERROR;
-    }
-
-    token->len = cms_token_make(key, NGX_HTTP_CMS_INVITE_KIND,
-                                (int64_t) expires, rnd, (char *) token->data,
-                                CMS_TOKEN_MAX_LEN);
-
-    rc = (token->len == 0
-          || cms_token_hash(key, (char *) token->data, token->len, mac) != 0)
-         ? NGX_ERROR : NGX_OK;
-
-    ngx_explicit_memzero(key, sizeof(key));
-    ngx_explicit_memzero(rnd, sizeof(rnd));
-
-    if (rc != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_members_hex(r, mac, hash);
 }

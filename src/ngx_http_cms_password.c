@@ -200,3 +200,10 @@ ngx_http_cms_password_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     return job->done(r, ctx, job->ok, &encoded);
 }
+
+
+int
+ngx_http_cms_password_long_enough(const char *p, size_t len)
+{
+    return len >= CMS_PASSWORD_MIN_LEN;
+}

@@ -50,4 +50,8 @@ ngx_int_t ngx_http_cms_password_verify(ngx_http_request_t *r,
     ngx_http_cms_password_done_pt done);
 
 
+/* A field check (cms_fields): long enough for a new password. */
+int ngx_http_cms_password_long_enough(const char *p, size_t len);
+
+
 #endif /* _NGX_HTTP_CMS_PASSWORD_H_INCLUDED_ */

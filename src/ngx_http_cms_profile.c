@@ -54,7 +54,6 @@ static ngx_int_t ngx_http_cms_profile_hashed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t ok, ngx_str_t *encoded);
 static ngx_int_t ngx_http_cms_profile_changed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static int ngx_http_cms_profile_password_valid(const char *p, size_t len);
 
 
 /* PATCH /me: $2 name; what the user record shows besides is ignored */
@@ -80,7 +79,7 @@ static const cms_field_t  ngx_http_cms_profile_pw_fields[] = {
       NULL, NULL, 0, NULL },
     { "new_password", CMS_FIELD_STRING, CMS_FIELD_REQUIRED, 2,
       NGX_HTTP_CMS_ERR_INVALID_REQUEST, 0, 0, CMS_PASSWORD_MAX_LEN,
-      NULL, ngx_http_cms_profile_password_valid,
+      NULL, ngx_http_cms_password_long_enough,
       NGX_HTTP_CMS_ERR_PASSWORD_TOO_SHORT, NULL },
     cms_fields_end
 };
@@ -320,10 +319,3 @@ ngx_http_cms_profile_changed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
 }
 
-
-/* long enough for a new password */
-static int
-ngx_http_cms_profile_password_valid(const char *p, size_t len)
-{
-    return len >= CMS_PASSWORD_MIN_LEN;
-}

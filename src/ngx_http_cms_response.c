@@ -838,6 +838,14 @@ ngx_int_t
 ngx_http_cms_deleted_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
+    return ngx_http_cms_send_done(r, res, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+}
+
+
+ngx_int_t
+ngx_http_cms_send_done(ngx_http_request_t *r, PGresult *res, ngx_uint_t err,
+    const char *param)
+{
     ngx_int_t  rc;
     ngx_str_t  empty = ngx_null_string;
 
@@ -846,8 +854,10 @@ ngx_http_cms_deleted_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    if (PQntuples(res) != 1 || PQnfields(res) < 1 || PQgetisnull(res, 0, 0)
+        || (PQgetlength(res, 0, 0) == 1 && PQgetvalue(res, 0, 0)[0] == 'f'))
+    {
+        return ngx_http_cms_fail(r, err, param);
     }
 
     return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);

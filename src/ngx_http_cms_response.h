@@ -125,11 +125,18 @@ ngx_int_t ngx_http_cms_send_row_at(ngx_http_request_t *r, ngx_uint_t status,
  * and 200 otherwise, no row answering 404 (_row_done); or 204 with no
  * body, no row answering 404 (_deleted_done).  They return the handler
  * contract's codes.
+ *
+ * ngx_http_cms_send_done(): the result checked, then 204 with no body when
+ * the statement answered one row whose first column is neither NULL nor
+ * false ("f"), else "err" recorded (with "param", may be NULL).
+ * _deleted_done is it with 404 not_found.
  */
 ngx_int_t ngx_http_cms_row_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 ngx_int_t ngx_http_cms_deleted_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+ngx_int_t ngx_http_cms_send_done(ngx_http_request_t *r, PGresult *res,
+    ngx_uint_t err, const char *param);
 
 /*
  * The arguments of a record's statement: args[0] the principal's

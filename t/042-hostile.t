@@ -122,6 +122,16 @@ my $inviter = signup();
 my $ui_user = signup();
 cms_admin('facility', 'member', '--facility', $fac, '--email', $ui_user->{email}, '--privileges', 'hx:view');
 
+# a fresh account's token, as the mailer gets it (cms-admin account mail)
+sub account_token {
+    my $u = signup();
+    my $r = req(POST => $_[0], undef, { email => $u->{email} });
+    die "$_[0]: " . diag_resp($r) unless $r->{status} == 204;
+    my ($line) = grep { /\t\Q$u->{email}\E\t/ } split /\n/, cms_admin('account', 'mail');
+    die "no account message for $u->{email}" unless defined $line;
+    return (split /\t/, $line)[3];
+}
+
 my ($N, $EMAILS) = (0, 0);
 my %FILL = (
     n => sub { ++$N },
@@ -164,6 +174,8 @@ my %FILL = (
                     { email => $owner->{email}, role => 'viewer' });
         die 'invite: ' . diag_resp($r) unless $r->{status} == 201;
         $r->{json}{token} },
+    reset_token => sub { account_token('/v1/auth/password-reset') },
+    verify_token => sub { account_token('/v1/auth/verify-email/request') },
     invoice => sub { $invoice },
     fresh_invoice => \&fresh_invoice,
     facility => sub { $fac },

@@ -16,27 +16,17 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Cms::Fixtures qw(req req_spec diag_resp check_err one signup signup_defaults workspace api_key key
+use Cms::Fixtures qw(account_token account_token_hash req req_spec diag_resp check_err one signup signup_defaults workspace api_key key
                      master_secret $UUID $TS);
 use Cms::ExtFixtures qw(cms_admin);
-use Digest::SHA qw(hmac_sha256 hmac_sha256_hex);
-use MIME::Base64 qw(encode_base64url);
 
 signup_defaults(email_prefix => 'teams');
 start_nginx();
 
-my $TOKEN_KEY = hmac_sha256('cms account token v1', master_secret());
 my $INV_RE = qr/^inv_[A-Za-z0-9_-]{54}$/;
 
-# A token as src/lib/cms_token.c makes it, under any key and expiry.
-sub make_token {
-    my (%o) = @_;
-    my $kind = $o{kind} // 'inv';
-    my $payload = pack('Q>', $o{exp} // time + 3600) . ($o{rnd} // join '', map { chr int rand 256 } 1 .. 16);
-    my $mac = substr hmac_sha256("cms token mac:${kind}_$payload", $o{key} // $TOKEN_KEY), 0, 16;
-    return "${kind}_" . encode_base64url($payload . $mac);
-}
-sub token_hash { hmac_sha256_hex("cms token id:$_[0]", $TOKEN_KEY) }
+sub make_token { account_token(kind => 'inv', @_) }
+sub token_hash { account_token_hash(@_) }
 
 my $owner = signup(name => 'Olive Owner');
 my $ot = $owner->{token};

@@ -11,8 +11,9 @@
 #include "cms_base64url.h"
 
 
-#define CMS_TOKEN_MAC_LABEL  "cms token mac:"
-#define CMS_TOKEN_ID_LABEL   "cms token id:"
+#define CMS_TOKEN_MAC_LABEL     "cms token mac:"
+#define CMS_TOKEN_ID_LABEL      "cms token id:"
+#define CMS_TOKEN_RANDOM_LABEL  "cms token random:"
 
 
 static size_t cms_token_kind_len(const char *kind);
@@ -134,6 +135,34 @@ cms_token_hash(const unsigned char key[CMS_TOKEN_KEY_LEN], const char *token,
 
     return cms_hmac_sha256(key, CMS_TOKEN_KEY_LEN, msg,
                            sizeof(CMS_TOKEN_ID_LABEL) - 1 + len, out);
+}
+
+
+int
+cms_token_random_for(const unsigned char key[CMS_TOKEN_KEY_LEN],
+    const char *id, size_t id_len, unsigned char random[CMS_TOKEN_RANDOM_LEN])
+{
+    unsigned char  mac[CMS_KDF_LEN];
+    unsigned char  msg[sizeof(CMS_TOKEN_RANDOM_LABEL) + CMS_TOKEN_ID_MAX];
+
+    if (id_len > CMS_TOKEN_ID_MAX) {
+        return -1;
+    }
+
+    memcpy(msg, CMS_TOKEN_RANDOM_LABEL, sizeof(CMS_TOKEN_RANDOM_LABEL) - 1);
+    memcpy(msg + sizeof(CMS_TOKEN_RANDOM_LABEL) - 1, id, id_len);
+
+    if (cms_hmac_sha256(key, CMS_TOKEN_KEY_LEN, msg,
+                        sizeof(CMS_TOKEN_RANDOM_LABEL) - 1 + id_len, mac)
+        != 0)
+    {
+        return -1;
+    }
+
+    memcpy(random, mac, CMS_TOKEN_RANDOM_LEN);
+    memset(mac, 0, sizeof(mac));
+
+    return 0;
 }
 
 

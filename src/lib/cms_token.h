@@ -82,5 +82,19 @@ int cms_token_check(const unsigned char key[CMS_TOKEN_KEY_LEN],
 int cms_token_hash(const unsigned char key[CMS_TOKEN_KEY_LEN],
     const char *token, size_t len, unsigned char out[CMS_TOKEN_HASH_LEN]);
 
+/*
+ * The random part of a token that must be made again later from what the
+ * database holds (a password-reset or verification link, minted when the
+ * message is sent, so that no usable token is ever stored): the first
+ * CMS_TOKEN_RANDOM_LEN bytes of HMAC-SHA256(key, "cms token random:" id),
+ * where "id" (id_len bytes, at most CMS_TOKEN_ID_MAX) is the request row's
+ * id.  0, or -1 when id is too long or OpenSSL fails.
+ */
+#define CMS_TOKEN_ID_MAX       64
+
+int cms_token_random_for(const unsigned char key[CMS_TOKEN_KEY_LEN],
+    const char *id, size_t id_len,
+    unsigned char random[CMS_TOKEN_RANDOM_LEN]);
+
 
 #endif /* _CMS_TOKEN_H_INCLUDED_ */

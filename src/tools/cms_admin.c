@@ -303,6 +303,8 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_plan_assign, 1, 0 },
     { "plan", "list", cms_admin_plan_options,
       cms_admin_plan_list, 1, 0 },
+    { "account", "mail", cms_admin_global_options,
+      cms_admin_account_mail, 1, 1 },
     { "help", NULL, cms_admin_global_options,
       cms_admin_help, 0, 0 },
     { NULL, NULL, NULL, NULL, 0, 0 }
@@ -385,6 +387,9 @@ static const char  cms_admin_usage_text[] =
 "  plan list\n"
 "      one line per plan: name members storage upload custom_modules\n"
 "      sites\n"
+"  account mail\n"
+"      hands over the waiting password-reset and verification messages:\n"
+"      one line each: id type email token (marked sent); needs --secret\n"
 "  help\n";
 
 

@@ -201,6 +201,9 @@ int cms_admin_plan_set(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_plan_assign(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_plan_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 
+/* cms_admin_mail.c */
+int cms_admin_account_mail(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+
 /* cms_admin_mgmt.c */
 int cms_admin_admin_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_admin_list(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);

@@ -152,6 +152,44 @@ test_kinds(void **state)
 }
 
 
+/*
+ * The random part made again from a request row's id:
+ *   hmac.new(bytes(range(32)), b"cms token random:" + id, sha256)[:16]
+ * the same for the same id, another for another id, refused when too long.
+ */
+static void
+test_random_for(void **state)
+{
+    char           hex[2 * CMS_TOKEN_RANDOM_LEN + 1], id[CMS_TOKEN_ID_MAX + 1];
+    unsigned char  key[CMS_TOKEN_KEY_LEN], rnd[CMS_TOKEN_RANDOM_LEN];
+    unsigned char  again[CMS_TOKEN_RANDOM_LEN];
+    static const char  row[] = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+
+    (void) state;
+
+    fill(key, rnd);
+
+    assert_int_equal(cms_token_random_for(key, row, sizeof(row) - 1, rnd), 0);
+    cms_hex_encode(rnd, CMS_TOKEN_RANDOM_LEN, hex);
+    hex[2 * CMS_TOKEN_RANDOM_LEN] = '\0';
+    assert_string_equal(hex, "3e413b6570fca0f26c2f2bdc21b5e2ea");
+
+    assert_int_equal(cms_token_random_for(key, row, sizeof(row) - 1, again),
+                     0);
+    assert_memory_equal(rnd, again, CMS_TOKEN_RANDOM_LEN);
+
+    assert_int_equal(cms_token_random_for(key, row, sizeof(row) - 2, again),
+                     0);
+    assert_memory_not_equal(rnd, again, CMS_TOKEN_RANDOM_LEN);
+
+    memset(id, 'a', sizeof(id));
+    assert_int_equal(cms_token_random_for(key, id, CMS_TOKEN_ID_MAX, again),
+                     0);
+    assert_int_equal(cms_token_random_for(key, id, CMS_TOKEN_ID_MAX + 1,
+                                          again), -1);
+}
+
+
 int
 main(void)
 {
@@ -159,6 +197,7 @@ main(void)
         cmocka_unit_test(test_known),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_random_for),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

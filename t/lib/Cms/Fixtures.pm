@@ -39,12 +39,13 @@ use Test::More ();
 use JSON::PP ();
 use Digest::SHA qw(hmac_sha256);
 use POSIX ();
+use MIME::Base64 ();
 use Exporter qw(import);
 
 our @EXPORT_OK = qw(
     $UUID $TS
     req req_spec diag_resp check_err check_ext_err check_subset one
-    master_secret session_key pepper
+    master_secret session_key pepper account_token account_token_hash
     new_email signup signup_defaults workspace api_key key mk mkcat revisions
     check_url_field
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
@@ -200,6 +201,18 @@ The session JWT key: C<HMAC-SHA256(key = master secret, 'cms session jwt v1')>.
 The API key pepper: C<HMAC-SHA256(key = master secret, 'cms api key pepper v1')>; a key
 is stored as C<HMAC-SHA256(key = pepper, secret)>.
 
+=item account_token(%opts)
+
+An account token as src/lib/cms_token.c makes it (invitations, password resets,
+verifications): C<kind> (default C<inv>), C<exp> (Unix seconds, default an hour ahead),
+C<rnd> (16 bytes, default random), C<key> (default the file's account-token key,
+C<HMAC-SHA256(key = master secret, 'cms account token v1')>).
+
+=item account_token_hash($token)
+
+What the database stores for a token: C<HMAC-SHA256(key = token key, 'cms token id:' token)>,
+in hex.
+
 =back
 
 =cut
@@ -216,6 +229,18 @@ sub session_key { hmac_sha256('cms session jwt v1', master_secret()) }
 
 my $PEPPER;
 sub pepper { $PEPPER //= hmac_sha256('cms api key pepper v1', master_secret()) }
+
+sub _token_key { hmac_sha256('cms account token v1', master_secret()) }
+
+sub account_token {
+    my (%o) = @_;
+    my $kind = $o{kind} // 'inv';
+    my $payload = pack('Q>', $o{exp} // time + 3600) . ($o{rnd} // random_bytes(16));
+    my $mac = substr hmac_sha256("cms token mac:${kind}_$payload", $o{key} // _token_key()), 0, 16;
+    return "${kind}_" . MIME::Base64::encode_base64url($payload . $mac);
+}
+
+sub account_token_hash { Digest::SHA::hmac_sha256_hex("cms token id:$_[0]", _token_key()) }
 
 =head1 ACCOUNTS, WORKSPACES, CONTENT
 
