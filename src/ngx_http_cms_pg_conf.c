@@ -13,6 +13,9 @@
 #include "ngx_http_cms_pg.h"
 
 
+#define NGX_HTTP_CMS_PG_GENERIC  "-c plan_cache_mode=force_generic_plan"
+
+
 static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
     PQconninfoOption *opts);
 static ngx_int_t ngx_http_cms_pg_complete(ngx_conf_t *cf,
@@ -241,13 +244,23 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
     timeout = pcf->query_timeout > 1000 ? pcf->query_timeout - 500
                                         : pcf->query_timeout * 9 / 10;
 
-    p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0) + 64);
+    p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0)
+                              + sizeof(NGX_HTTP_CMS_PG_GENERIC) + 64);
     if (p == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%Z",
-                options ? options : "", options ? " " : "", timeout);
+    /*
+     * Every statement is prepared once per connection and run many times:
+     * planned once (a generic plan), not again at every execution (a
+     * custom plan costs more than the run of a page read, and a LIMIT $n
+     * keeps PostgreSQL choosing one).  Options given in the conninfo that
+     * name plan_cache_mode win.
+     */
+    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%s%Z",
+                options ? options : "", options ? " " : "", timeout,
+                (options && ngx_strstr(options, "plan_cache_mode"))
+                ? "" : " " NGX_HTTP_CMS_PG_GENERIC);
 
     pcf->keywords[i] = "options";
     pcf->values[i++] = p;
