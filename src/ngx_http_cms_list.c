@@ -122,7 +122,7 @@ ngx_http_cms_list_send(ngx_http_request_t *r,
     }
     body.len = p - body.data;
 
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
 }
 
 
@@ -141,7 +141,7 @@ ngx_http_cms_list_send_all(ngx_http_request_t *r,
     *p++ = '}';
     body.len = p - body.data;
 
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
 }
 
 
@@ -263,7 +263,7 @@ ngx_http_cms_list_send_cursor(ngx_http_request_t *r,
     p = ngx_sprintf(p, ",\"has_more\":%s}", more ? "true" : "false");
     body.len = p - body.data;
 
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
 }
 
 

@@ -184,6 +184,14 @@ ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status, ngx_str_t *body)
 }
 
 
+ngx_int_t
+ngx_http_cms_send_written(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *body)
+{
+    return ngx_http_cms_send_typed(r, status, &ngx_http_cms_json_type, body);
+}
+
+
 /* long: status, request id, type, length, then the chain */
 ngx_int_t
 ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
@@ -584,7 +592,7 @@ ngx_http_cms_send_column(ngx_http_request_t *r, ngx_uint_t status,
 
     body.len = p - body.data;
 
-    return ngx_http_cms_send(r, status, &body);
+    return ngx_http_cms_send_written(r, status, &body);
 }
 
 
@@ -813,7 +821,7 @@ ngx_http_cms_send_row_base(ngx_http_request_t *r, ngx_uint_t status,
     *p++ = '}';
     body.len = p - body.data;
 
-    return ngx_http_cms_send(r, status, &body);
+    return ngx_http_cms_send_written(r, status, &body);
 }
 
 

@@ -44,6 +44,13 @@ ngx_int_t ngx_http_cms_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *body);
 
 /*
+ * The same for JSON the module's own writer made (the row and list
+ * writers: compact already), sent without the compaction scan.
+ */
+ngx_int_t ngx_http_cms_send_written(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *body);
+
+/*
  * The same for a body that is not JSON (sent as it is) of content type
  * "type" (which lives as long as the request), e.g. an RSS feed.  Headers
  * the caller added (ETag, Cache-Control) go with it; nginx's not-modified
