@@ -133,8 +133,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
  * from counting the workspace.
  */
 #define NGX_HTTP_CMS_ARTICLES_PAGE(ws)                                        \
-    " CROSS JOIN LATERAL (SELECT cms_article_total(" ws ", l.locale, $3)"     \
-    "  AS total) t"                                                           \
+    NGX_HTTP_CMS_LIST_TOTAL("cms_article_total(" ws ", l.locale, $3)")       \
     " LEFT JOIN LATERAL (SELECT a.id, a.title, a.slug, a.subtitle,"           \
     "   a.body, cms_article_status(a), a.locale, a.image_url,"                \
     "   a.category_id, a.author_id, array_to_json(a.tags),"                   \

@@ -170,7 +170,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_comments_list_sql =
     " CROSS JOIN LATERAL (SELECT a.id FROM articles a WHERE a.id = $2::uuid"  \
     "   AND a.workspace_id = " ws " AND a.deleted_at IS NULL"                 \
     "  UNION ALL SELECT NULL LIMIT 1) a"                                      \
-    " CROSS JOIN LATERAL (SELECT cms_comment_total(a.id, $3) AS total) t"     \
+    NGX_HTTP_CMS_LIST_TOTAL("cms_comment_total(a.id, $3)")                   \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_COMMENT_COLUMNS                 \
     "  FROM comments c WHERE c.article_id = a.id"                             \
     "   AND ($3::text IS NULL OR c.status = $3)"                              \

@@ -173,8 +173,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_media_delete_sql =
  * media_assets_type_idx); past the end, one row of NULLs after the total.
  */
 #define NGX_HTTP_CMS_MEDIA_PAGE(ws)                                           \
-    " CROSS JOIN LATERAL (SELECT cms_record_total('media', " ws ", $2)"       \
-    "  AS total) t"                                                           \
+    NGX_HTTP_CMS_LIST_TOTAL("cms_record_total('media', " ws ", $2)")         \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_MEDIA_COLUMNS                   \
     "  FROM media_assets m WHERE m.workspace_id = " ws                        \
     "   AND ($2::text IS NULL OR m.type = $2)"                                \

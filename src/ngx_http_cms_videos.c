@@ -190,8 +190,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_videos_get_fused_sql =
  * $3, offset $4; past the end, one row of NULLs after the total.
  */
 #define NGX_HTTP_CMS_VIDEOS_PAGE(ws)                                          \
-    " CROSS JOIN LATERAL (SELECT cms_record_total('videos', " ws ", $2)"      \
-    "  AS total) t"                                                           \
+    NGX_HTTP_CMS_LIST_TOTAL("cms_record_total('videos', " ws ", $2)")        \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_VIDEO_COLUMNS                   \
     "  FROM videos v WHERE v.workspace_id = " ws                              \
     "   AND ($2::text IS NULL OR v.status = $2)"                              \
