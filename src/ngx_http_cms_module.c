@@ -23,6 +23,7 @@
 #include "cms_url.h"
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_status.h"
+#include "ngx_http_cms_resolve.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -30,6 +31,7 @@ static ngx_int_t ngx_http_cms_request_id_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
 static ngx_int_t ngx_http_cms_add_variables(ngx_conf_t *cf);
+static ngx_int_t ngx_http_cms_postconfiguration(ngx_conf_t *cf);
 static void *ngx_http_cms_create_main_conf(ngx_conf_t *cf);
 static char *ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf);
 static void *ngx_http_cms_create_loc_conf(ngx_conf_t *cf);
@@ -275,6 +277,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, test_routes),
       NULL },
 
+    { ngx_string("cms_outbound_loopback"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, outbound_loopback),
+      NULL },
+
     { ngx_string("cms_body_max_size"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_size_slot,
@@ -295,7 +304,7 @@ static ngx_command_t  ngx_http_cms_commands[] = {
 
 static ngx_http_module_t  ngx_http_cms_module_ctx = {
     ngx_http_cms_add_variables,            /* preconfiguration */
-    ngx_http_cms_response_init,            /* postconfiguration */
+    ngx_http_cms_postconfiguration,        /* postconfiguration */
 
     ngx_http_cms_create_main_conf,         /* create main configuration */
     ngx_http_cms_init_main_conf,           /* init main configuration */
@@ -430,6 +439,18 @@ ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
 
 /* configuration */
 
+/* the filters, and the http{} block's resolver for host names */
+static ngx_int_t
+ngx_http_cms_postconfiguration(ngx_conf_t *cf)
+{
+    if (ngx_http_cms_response_init(cf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_resolve_init(cf);
+}
+
+
 static ngx_int_t
 ngx_http_cms_add_variables(ngx_conf_t *cf)
 {
@@ -473,6 +494,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
      */
 
     mcf->test_routes = NGX_CONF_UNSET;
+    mcf->outbound_loopback = NGX_CONF_UNSET;
     mcf->session_ttl = NGX_CONF_UNSET;
     mcf->require_verified = NGX_CONF_UNSET;
     mcf->invite_ttl = NGX_CONF_UNSET;
@@ -505,6 +527,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_http_cms_main_conf_t *mcf = conf;
 
     ngx_conf_init_value(mcf->test_routes, 0);
+    ngx_conf_init_value(mcf->outbound_loopback, 0);
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);
     ngx_conf_init_value(mcf->invite_ttl, 7 * 86400);

@@ -114,6 +114,9 @@ typedef struct {
     ngx_msec_t                  purge_interval;
     ngx_str_t                   storage;
     ngx_flag_t                  test_routes;
+    ngx_flag_t                  outbound_loopback;
+    ngx_resolver_t             *resolver;     /* the http{} block's */
+    ngx_msec_t                  resolver_timeout;
     ngx_shm_zone_t             *metrics;     /* the workers' counters */
 } ngx_http_cms_main_conf_t;
 

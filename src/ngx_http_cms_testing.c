@@ -19,6 +19,7 @@
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_resolve.h"
 
 
 static ngx_int_t ngx_http_cms_testing_sleep(ngx_http_request_t *r,
@@ -38,6 +39,12 @@ static ngx_int_t ngx_http_cms_testing_redis(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_scoped(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_testing_resolve(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static void ngx_http_cms_testing_resolved(void *data, ngx_int_t rc,
+    ngx_addr_t *addrs, ngx_uint_t naddrs);
+static ngx_int_t ngx_http_cms_testing_addresses(ngx_http_request_t *r,
+    ngx_int_t rc, ngx_addr_t *addrs, ngx_uint_t naddrs);
 static ngx_int_t ngx_http_cms_testing_redis_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
 
@@ -69,6 +76,9 @@ ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/_test/redis"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_testing_redis, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/_test/resolve"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_resolve, NULL, NULL, 0 },
 
     /* a secret-key route needing a scope, before any resource needs one */
     { NGX_HTTP_GET, ngx_string("/_test/scoped"), NGX_HTTP_CMS_AUTH_SECRET_KEY,
@@ -316,6 +326,90 @@ ngx_http_cms_testing_scoped(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                      "user_id", ctx->principal.user_id.data,
                      ctx->principal.user_id.len,
                      "role", (json_int_t) ctx->principal.role);
+
+    if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+/*
+ * GET /_test/resolve?host=NAME: NAME through ngx_http_cms_resolve_start(),
+ * answered as {"result": "ok" | "nxdomain" | "error", "addresses":
+ * [{"address", "allowed"}]}, "allowed" by ngx_http_cms_outbound_allowed();
+ * 503 when the resolution cannot start (no resolver).
+ */
+static ngx_int_t
+ngx_http_cms_testing_resolve(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  host;
+
+    if (ngx_http_cms_query_arg(r, "host", 253, &host) != NGX_OK
+        || host.len == 0)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST, "host");
+    }
+
+    if (ngx_http_cms_resolve_start(r->pool, r->connection->log, &host,
+                                   ngx_http_cms_testing_resolved, r)
+        == NULL)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    return NGX_DONE;
+}
+
+
+static void
+ngx_http_cms_testing_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
+    ngx_uint_t naddrs)
+{
+    ngx_http_request_t  *r = data;
+    ngx_connection_t    *c;
+    ngx_http_cms_ctx_t  *ctx;
+
+    c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    ctx->finish(r, ngx_http_cms_testing_addresses(r, rc, addrs, naddrs));
+    ngx_http_run_posted_requests(c);
+}
+
+
+static ngx_int_t
+ngx_http_cms_testing_addresses(ngx_http_request_t *r, ngx_int_t rc,
+    ngx_addr_t *addrs, ngx_uint_t naddrs)
+{
+    u_char      text[NGX_SOCKADDR_STRLEN];
+    size_t      len;
+    json_t     *json, *list, *one;
+    ngx_int_t   allowed;
+    ngx_uint_t  i;
+
+    list = json_array();
+    json = json_pack("{s:s,s:o}", "result",
+                     rc == NGX_OK ? "ok"
+                     : rc == NGX_DECLINED ? "nxdomain" : "error",
+                     "addresses", list);
+
+    for (i = 0; json != NULL && i < naddrs; i++) {
+        len = ngx_sock_ntop(addrs[i].sockaddr, addrs[i].socklen, text,
+                            NGX_SOCKADDR_STRLEN, 0);
+
+        allowed = ngx_http_cms_outbound_allowed((ngx_cycle_t *) ngx_cycle,
+                                                addrs[i].sockaddr);
+
+        one = json_pack("{s:s#,s:b}", "address", text, (int) len,
+                        "allowed", allowed == NGX_OK);
+
+        if (one == NULL || json_array_append_new(list, one) != 0) {
+            json_decref(json);
+            json = NULL;
+        }
+    }
 
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {
         return NGX_ERROR;
