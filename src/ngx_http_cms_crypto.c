@@ -16,6 +16,7 @@
 #include "cms_key.h"
 #include "cms_hex.h"
 #include "cms_token.h"
+#include "cms_uuid.h"
 
 
 #define NGX_HTTP_CMS_SECRET_MAX        4096
@@ -85,7 +86,9 @@ ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_IDEM,
                           mcf->idem_key) != 0
         || cms_kdf_derive(mcf->secret.data, mcf->secret.len,
-                          CMS_KDF_UNSUBSCRIBE, mcf->unsub_key) != 0)
+                          CMS_KDF_UNSUBSCRIBE, mcf->unsub_key) != 0
+        || cms_kdf_derive(mcf->secret.data, mcf->secret.len,
+                          CMS_KDF_PUBLISHABLE, mcf->pk_key) != 0)
     {
         return NGX_ERROR;
     }
@@ -401,6 +404,66 @@ ngx_http_cms_crypto_token_check(ngx_http_request_t *r, const char *kind,
 
     cms_hex_encode(mac, sizeof(mac), (char *) hex->data);
     hex->len = 2 * sizeof(mac);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_publishable(const u_char *seed, size_t len, u_char *out,
+    u_char *hash)
+{
+    size_t                     n;
+    ngx_http_cms_main_conf_t  *mcf;
+    unsigned char              raw[CMS_KDF_LEN], mac[CMS_KDF_LEN];
+
+    mcf = ngx_http_cycle_get_module_main_conf(ngx_cycle, ngx_http_cms_module);
+
+    if (cms_hmac_sha256(mcf->pk_key, sizeof(mcf->pk_key), seed, len, raw)
+        != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    n = cms_key_format(cms_key_kind_prefix(CMS_KEY_KIND_PK_LIVE), raw,
+                       (char *) out, NGX_HTTP_CMS_PK_LEN);
+    ngx_explicit_memzero(raw, sizeof(raw));
+
+    if (n != NGX_HTTP_CMS_PK_LEN) {
+        return NGX_ERROR;
+    }
+
+    if (hash == NULL) {
+        return NGX_OK;
+    }
+
+    if (cms_key_hash(mcf->api_pepper, (char *) out, n, mac) != 0) {
+        return NGX_ERROR;
+    }
+
+    cms_hex_encode(mac, sizeof(mac), (char *) hash);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_uuid7(ngx_pool_t *pool, ngx_str_t *id)
+{
+    u_char       rnd[10];
+    ngx_time_t  *tp;
+
+    id->data = ngx_pnalloc(pool, CMS_UUID_LEN);
+    if (id->data == NULL
+        || ngx_http_cms_crypto_random(rnd, sizeof(rnd)) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    tp = ngx_timeofday();
+    cms_uuid7_format((uint64_t) tp->sec * 1000 + tp->msec, rnd,
+                     (char *) id->data);
+    id->len = CMS_UUID_LEN;
 
     return NGX_OK;
 }

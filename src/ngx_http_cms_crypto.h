@@ -75,6 +75,21 @@ ngx_int_t ngx_http_cms_crypto_mint_key(ngx_http_request_t *r,
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
 
+/* a new UUIDv7 (now, and random bits) in "pool"; NGX_OK or NGX_ERROR */
+ngx_int_t ngx_http_cms_crypto_uuid7(ngx_pool_t *pool, ngx_str_t *id);
+
+/*
+ * A site's publishable key, never stored: made from "seed" (the site's id,
+ * ":", its key nonce) as pk_live_ + base62(HMAC-SHA256(pk_key, seed)) +
+ * checksum into out (NGX_HTTP_CMS_PK_LEN bytes), and, when hash is not
+ * NULL, the hex of its stored hash (cms_key_hash under the API pepper,
+ * what key lookups compare) into hash (64 bytes).  NGX_OK or NGX_ERROR.
+ */
+#define NGX_HTTP_CMS_PK_LEN  (sizeof("pk_live_") - 1 + 43 + 6)
+
+ngx_int_t ngx_http_cms_crypto_publishable(const u_char *seed, size_t len,
+    u_char *out, u_char *hash);
+
 /*
  * Account tokens (src/lib/cms_token.h: invitations, password resets,
  * email verifications) under their sub-key of cms_secret.

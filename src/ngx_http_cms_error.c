@@ -170,6 +170,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "The file is over the plan's per-file upload cap"),
     ngx_http_cms_err(409, "site_limit_reached", "conflict",
                      "The workspace's plan allows no more sites"),
+    ngx_http_cms_err(409, "workspace_site_limit", "conflict",
+                     "The workspace already has its site"),
     ngx_http_cms_err(400, "invalid_current_password", "validation_error",
                      "current_password is not the account's password"),
     ngx_http_cms_err(400, "invalid_account_token", "validation_error",
@@ -413,6 +415,8 @@ static ngx_http_cms_unique_t  ngx_http_cms_error_unique[] = {
     { "custom_modules_slug_key", NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
       "slug" },
     { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    { "sites_workspace_key", NGX_HTTP_CMS_ERR_WORKSPACE_SITE_LIMIT, NULL },
+    { "pages_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
 };
 
 #define NGX_HTTP_CMS_UNIQUE_N                                                 \

@@ -65,8 +65,6 @@ static ngx_int_t ngx_http_cms_extensions_parse(ngx_http_request_t *r,
     ngx_http_cms_install_t *in, cms_manifest_t *m);
 static ngx_int_t ngx_http_cms_extensions_config(ngx_http_request_t *r,
     ngx_http_cms_install_t *in, json_t *desc, ngx_str_t *args);
-static ngx_int_t ngx_http_cms_extensions_new_id(ngx_http_request_t *r,
-    ngx_str_t *id);
 static ngx_int_t ngx_http_cms_extensions_columns(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, cms_manifest_t *m, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_extensions_installed(ngx_http_request_t *r,
@@ -585,7 +583,7 @@ ngx_http_cms_extensions_config(ngx_http_request_t *r,
     ngx_http_cms_extensions_values_t   vals;
 
     /* the id first: sealed secrets are bound to it */
-    if (ngx_http_cms_extensions_new_id(r, &args[0]) != NGX_OK) {
+    if (ngx_http_cms_crypto_uuid7(r->pool, &args[0]) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -600,29 +598,6 @@ ngx_http_cms_extensions_config(ngx_http_request_t *r,
     }
 
     args[9] = vals.rows;
-
-    return NGX_OK;
-}
-
-
-/* a UUIDv7 for the new extension */
-static ngx_int_t
-ngx_http_cms_extensions_new_id(ngx_http_request_t *r, ngx_str_t *id)
-{
-    u_char       rnd[10];
-    ngx_time_t  *tp;
-
-    id->data = ngx_pnalloc(r->pool, CMS_UUID_LEN);
-    if (id->data == NULL || ngx_http_cms_crypto_random(rnd, sizeof(rnd))
-                            != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    tp = ngx_timeofday();
-    cms_uuid7_format((uint64_t) tp->sec * 1000 + tp->msec, rnd,
-                     (char *) id->data);
-    id->len = CMS_UUID_LEN;
 
     return NGX_OK;
 }

@@ -10,6 +10,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
+#include "ngx_http_cms_crypto.h"
 #include "cms_json_scan.h"
 #include "cms_fields.h"
 #include "cms_text.h"
@@ -31,6 +32,10 @@ static ngx_int_t ngx_http_cms_json_refused(ngx_http_request_t *r,
     cms_fields_error_t *err);
 static int ngx_http_cms_json_append(const char *p, size_t n, void *data);
 static void ngx_http_cms_json_cleanup(void *data);
+static u_char *ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v,
+    size_t len);
+static u_char *ngx_http_cms_json_publishable(u_char *p, u_char *seed,
+    size_t len);
 
 
 ngx_int_t
@@ -330,6 +335,10 @@ ngx_http_cms_json_row_len(PGresult *res, int row, ngx_uint_t base,
             len += sizeof("false") - 1;
             break;
 
+        case NGX_HTTP_CMS_COL_PUBLISHABLE:
+            len += 2 + NGX_HTTP_CMS_PK_LEN;
+            break;
+
         default: /* NUMBER, JSON */
             len += PQgetlength(res, row, c);
         }
@@ -343,9 +352,8 @@ u_char *
 ngx_http_cms_json_row(u_char *p, PGresult *res, int row, ngx_uint_t base,
     const ngx_http_cms_col_t *cols, ngx_uint_t n)
 {
-    int          c;
-    char        *v;
-    ngx_uint_t   i;
+    int         c;
+    ngx_uint_t  i;
 
     *p++ = '{';
 
@@ -363,33 +371,62 @@ ngx_http_cms_json_row(u_char *p, PGresult *res, int row, ngx_uint_t base,
             continue;
         }
 
-        v = PQgetvalue(res, row, c);
-
-        switch (cols[i].kind) {
-
-        case NGX_HTTP_CMS_COL_STRING:
-            p = ngx_http_cms_json_escape(p, (u_char *) v,
-                                         PQgetlength(res, row, c));
-            break;
-
-        case NGX_HTTP_CMS_COL_BOOL:
-            p = (v[0] == 't') ? ngx_cpymem(p, "true", 4)
-                              : ngx_cpymem(p, "false", 5);
-            break;
-
-        case NGX_HTTP_CMS_COL_JSON:
-            /* PostgreSQL's json text has spaces: answers are compact */
-            p += cms_json_compact((u_char *) v, PQgetlength(res, row, c), p);
-            break;
-
-        default: /* NUMBER */
-            p = ngx_cpymem(p, v, PQgetlength(res, row, c));
-        }
+        p = ngx_http_cms_json_value(p, cols[i].kind,
+                                    (u_char *) PQgetvalue(res, row, c),
+                                    PQgetlength(res, row, c));
     }
 
     *p++ = '}';
 
     return p;
+}
+
+
+/* one column's value v[0 .. len) as its kind writes it */
+static u_char *
+ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v, size_t len)
+{
+    switch (kind) {
+
+    case NGX_HTTP_CMS_COL_STRING:
+        return ngx_http_cms_json_escape(p, v, len);
+
+    case NGX_HTTP_CMS_COL_BOOL:
+        return (v[0] == 't') ? ngx_cpymem(p, "true", 4)
+                             : ngx_cpymem(p, "false", 5);
+
+    case NGX_HTTP_CMS_COL_PUBLISHABLE:
+        return ngx_http_cms_json_publishable(p, v, len);
+
+    case NGX_HTTP_CMS_COL_JSON:
+        /* PostgreSQL's json text has spaces: answers are compact */
+        return p + cms_json_compact(v, len, p);
+
+    default: /* NUMBER */
+        return ngx_cpymem(p, v, len);
+    }
+}
+
+
+/*
+ * A site's publishable key as a JSON string, made from "seed"; should the
+ * making fail (no memory), null padded with spaces to the same length, so
+ * the row still fits what ngx_http_cms_json_row_len() measured.
+ */
+static u_char *
+ngx_http_cms_json_publishable(u_char *p, u_char *seed, size_t len)
+{
+    *p = '"';
+
+    if (ngx_http_cms_crypto_publishable(seed, len, p + 1, NULL) == NGX_OK) {
+        p[1 + NGX_HTTP_CMS_PK_LEN] = '"';
+        return p + 2 + NGX_HTTP_CMS_PK_LEN;
+    }
+
+    ngx_memset(p, ' ', 2 + NGX_HTTP_CMS_PK_LEN);
+    ngx_memcpy(p, "null", 4);
+
+    return p + 2 + NGX_HTTP_CMS_PK_LEN;
 }
 
 

@@ -97,6 +97,11 @@ ngx_http_cms_list_send(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
+    /* a list of a parent that is not there: its statement's NULL total */
+    if (PQgetisnull(res, 0, (int) page->base)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
     if (PQgetisnull(res, 0, (int) (page->base + rec->cols[0].column))) {
         rows = 0;
     }

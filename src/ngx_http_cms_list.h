@@ -55,8 +55,9 @@ ngx_int_t ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
  * from "res", whose every row holds the total in column page->base and
  * one item in the record's columns (counted from there); a page past the
  * end is one row whose first item column is NULL (the item query LEFT
- * JOINed to the count).  Returns the handler contract's codes (NGX_OK once
- * sent).
+ * JOINed to the count).  A NULL total is a list whose parent is not there
+ * (another workspace's site, say): 404 not_found.  Returns the handler
+ * contract's codes (NGX_OK once sent).
  */
 ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, ngx_http_cms_page_t *page);

@@ -90,6 +90,7 @@ typedef struct {
     u_char                      ui_key[32];
     u_char                      idem_key[32];   /* kept answers */
     u_char                      unsub_key[32];  /* unsubscribe links */
+    u_char                      pk_key[32];     /* publishable keys */
     ngx_str_t                   ext_manifests;   /* file: manifests' folder */
     ngx_array_t                *ext_registries;  /* of ngx_str_t hosts */
     ngx_str_t                   ext_fetch;       /* internal location */

@@ -825,9 +825,9 @@ ngx_http_cms_send_row_base(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
-ngx_int_t
-ngx_http_cms_row_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
+static ngx_int_t
+ngx_http_cms_row_answer(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
     ngx_int_t  rc;
 
@@ -836,9 +836,26 @@ ngx_http_cms_row_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_send_row(r, r->method == NGX_HTTP_POST
-                                    ? NGX_HTTP_CREATED : NGX_HTTP_OK,
-                                 ctx->data, res);
+    return ngx_http_cms_send_row(r, status, ctx->data, res);
+}
+
+
+ngx_int_t
+ngx_http_cms_row_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    return ngx_http_cms_row_answer(r, r->method == NGX_HTTP_POST
+                                      ? NGX_HTTP_CREATED : NGX_HTTP_OK,
+                                   ctx, res);
+}
+
+
+/* an action on a record (POST .../rotate): 200 with the record, never 201 */
+ngx_int_t
+ngx_http_cms_row_ok_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    return ngx_http_cms_row_answer(r, NGX_HTTP_OK, ctx, res);
 }
 
 

@@ -129,7 +129,8 @@ ngx_int_t ngx_http_cms_send_row_at(ngx_http_request_t *r, ngx_uint_t status,
 /*
  * Continuations for the record routes: the result checked, then row 0
  * sent as the record in ctx->data (ngx_http_cms_record_t), 201 for a POST
- * and 200 otherwise, no row answering 404 (_row_done); or 204 with no
+ * and 200 otherwise, no row answering 404 (_row_done; _row_ok_done is
+ * always 200, for an action such as a key's rotation); or 204 with no
  * body, no row answering 404 (_deleted_done).  They return the handler
  * contract's codes.
  *
@@ -139,6 +140,8 @@ ngx_int_t ngx_http_cms_send_row_at(ngx_http_request_t *r, ngx_uint_t status,
  * _deleted_done is it with 404 not_found.
  */
 ngx_int_t ngx_http_cms_row_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+ngx_int_t ngx_http_cms_row_ok_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 ngx_int_t ngx_http_cms_deleted_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);

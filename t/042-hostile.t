@@ -65,6 +65,22 @@ sub mkentry {
 my $custom_entry = mkentry('Hostile target');
 my $video = req(POST => '/v1/api/videos', $API, { title => 'Hostile target' })->{json}{video}{id};
 my $media = req(POST => '/v1/api/media', $API, { title => 'Hostile target' })->{json}{media}{id};
+sub mksite {
+    my $r = req(POST => "/v1/workspaces/$_[0]/sites", $owner->{token}, { name => 'Hostile site' });
+    die 'site: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{site}{id};
+}
+my $site = mksite($ws);
+sub mkpage {
+    my $r = req(POST => "/v1/workspaces/$ws/sites/$site/pages", $owner->{token},
+                { slug => "/$_[0]", title => 'Hostile page' });
+    die 'page: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{page}{id};
+}
+my $page = mkpage('target');
+# one site a workspace: creates go to a workspace emptied first, deletes to another
+my $siteless_ws = workspace($owner->{token}, 'Hostile siteless');
+my $victim_site_ws = workspace($owner->{token}, 'Hostile site victims');
 
 my $fac = facility();
 my $ext = extension($fac);
@@ -159,6 +175,14 @@ my %FILL = (
         $r->{json}{custom_module}{id} },
     video => sub { $video },
     media => sub { $media },
+    site => sub { $site },
+    page => sub { $page },
+    victim_page => sub { mkpage('victim-' . ++$N) },
+    siteless_ws => sub { psql("DELETE FROM sites WHERE workspace_id = '$siteless_ws'"); $siteless_ws },
+    victim_site_ws => sub { $victim_site_ws },
+    victim_site => sub {
+        psql("DELETE FROM sites WHERE workspace_id = '$victim_site_ws'");
+        mksite($victim_site_ws) },
     victim_video => sub { req(POST => '/v1/api/videos', $API, { title => 'Victim ' . ++$N })->{json}{video}{id} },
     victim_media => sub { req(POST => '/v1/api/media', $API, { title => 'Victim ' . ++$N })->{json}{media}{id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },

@@ -42,6 +42,7 @@
 #define CMS_KDF_UI_TOKEN     "cms ui token v1"
 #define CMS_KDF_IDEM         "cms idempotency v1"
 #define CMS_KDF_UNSUBSCRIBE  "cms unsubscribe link v1"
+#define CMS_KDF_PUBLISHABLE  "cms publishable key v1"
 
 
 int cms_kdf_derive(const unsigned char *master, size_t master_len,

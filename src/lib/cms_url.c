@@ -593,6 +593,32 @@ cms_url_build(const char *s, const cms_url_t *u, unsigned flags, char *out,
 
 
 size_t
+cms_url_origin(const char *s, size_t len, unsigned flags, cms_url_t *u,
+    char *out, size_t size)
+{
+    size_t  n;
+
+    if (cms_url_parse(s, len, flags & ~CMS_URL_FRAGMENT, u) != CMS_URL_OK
+        || u->has_query
+        || (u->path.len && !(u->path.len == 1 && s[u->path.off] == '/')))
+    {
+        return 0;
+    }
+
+    n = cms_url_build(s, u, 0, out, size);
+
+    /* "scheme://host[:port]/": the path is the last byte */
+    if (n == 0) {
+        return 0;
+    }
+
+    out[--n] = '\0';
+
+    return n;
+}
+
+
+size_t
 cms_url_authority(const char *s, const cms_url_t *u, char *out, size_t size)
 {
     size_t    n, i;

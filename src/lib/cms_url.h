@@ -140,6 +140,16 @@ size_t cms_url_authority(const char *s, const cms_url_t *u, char *out,
     size_t size);
 
 /*
+ * A web origin (RFC 6454): s[0 .. len) parsed with "flags" into *u, with
+ * no path but "/", no query and no fragment; written into out[0 .. size)
+ * as scheme://host[:port] (lowercase, IPv6 in brackets, no default port,
+ * no "/"), terminated.  Returns the length, or 0 when s is no origin or
+ * size is under CMS_URL_BUILD_SIZE(len).
+ */
+size_t cms_url_origin(const char *s, size_t len, unsigned flags,
+    cms_url_t *u, char *out, size_t size);
+
+/*
  * cms_fields check functions (src/lib/cms_fields.h): 1 when s[0 .. len)
  * is an absolute http or https URL by cms_url_parse() (a fragment
  * allowed: these are URLs to display or link), else 0.  The second also

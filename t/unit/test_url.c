@@ -514,6 +514,63 @@ test_errors(void **state)
 }
 
 
+static const char *
+origin(const char *s, unsigned flags)
+{
+    size_t       n;
+    cms_url_t    u;
+    static char  out[CMS_URL_BUILD_SIZE(CMS_URL_MAX)];
+
+    n = cms_url_origin(s, strlen(s), flags, &u, out, sizeof(out));
+
+    return n ? out : NULL;
+}
+
+
+static void
+test_origin(void **state)
+{
+    size_t       i;
+    char         small[16];
+    cms_url_t    u;
+    const char  *s;
+
+    static const char  *refused[] = {
+        "http://pub.example", "pub.example", "//pub.example", "https://",
+        "https://pub.example/about", "https://pub.example//",
+        "https://pub.example?x=1", "https://pub.example?",
+        "https://pub.example#top", "https://u@pub.example",
+        "https://u:p@pub.example", "https://pub.example.",
+        "https://pub example", "https://pub.example:0",
+        "https://pub.example:65536", "https://[fe80::1%25eth0]",
+    };
+
+    (void) state;
+
+    assert_string_equal(origin("HTTPS://WWW.Pub.Example:443/", FETCH),
+                        "https://www.pub.example");
+    assert_string_equal(origin("https://pub.example", FETCH),
+                        "https://pub.example");
+    assert_string_equal(origin("https://pub.example:8443", FETCH),
+                        "https://pub.example:8443");
+    assert_string_equal(origin("https://[2606:2800:220:1::1]:443", FETCH),
+                        "https://[2606:2800:220:1::1]");
+    assert_string_equal(origin("http://pub.example:80/", SHOW),
+                        "http://pub.example");
+
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        if (origin(refused[i], FETCH) != NULL) {
+            fail_msg("accepted as an origin: %s", refused[i]);
+        }
+    }
+
+    /* too small an output: 0, nothing claimed */
+    s = "https://a-rather-long-host.example";
+    assert_int_equal(cms_url_origin(s, strlen(s), FETCH, &u, small,
+                                    sizeof(small)), 0);
+}
+
+
 int
 main(void)
 {
@@ -530,6 +587,7 @@ main(void)
         cmocka_unit_test(test_path_query_fragment),
         cmocka_unit_test(test_parts),
         cmocka_unit_test(test_build),
+        cmocka_unit_test(test_origin),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_errors),
     };

@@ -334,6 +334,14 @@ __DATA__
     "thumbnail_url": {"type": "url"}, "mime_type": {"type": "string"}, "size_bytes": {"type": "integer"},
     "folder": {"type": "string"}, "width": {"type": "integer"}, "height": {"type": "integer"}
   },
+  "site": {
+    "name": {"type": "string"}, "mode": {"type": "string"}, "origin": {"type": "url"},
+    "status": {"type": "string"}
+  },
+  "page": {
+    "slug": {"type": "string"}, "title": {"type": "string"}, "seo_title": {"type": "string"},
+    "seo_description": {"type": "string"}, "og_image": {"type": "url"}, "position": {"type": "integer"}
+  },
   "ext_config": {
     "note": {"type": "string"}, "count": {"type": "number"}, "flag": {"type": "boolean"},
     "token": {"type": "string"}
@@ -584,6 +592,32 @@ __DATA__
    "query": {"type": {"value": "image"},
              "limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
              "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "GET /v1/workspaces/:id/sites", "cred": "session", "params": {"id": "{{ws}}"}},
+  {"route": "POST /v1/workspaces/:id/sites", "cred": "session", "params": {"id": "{{siteless_ws}}"},
+   "body": {"name": "Hostile {{n}}"}, "fields": "site", "required": ["name"]},
+  {"route": "GET /v1/workspaces/:id/sites/:site", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}"}},
+  {"route": "PATCH /v1/workspaces/:id/sites/:site", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}"}, "body": {"name": "Hostile {{n}}"}, "fields": "site"},
+  {"route": "DELETE /v1/workspaces/:id/sites/:site", "cred": "session",
+   "params": {"id": "{{victim_site_ws}}", "site": "{{victim_site}}"}},
+  {"route": "POST /v1/workspaces/:id/sites/:site/publishable-key/rotate", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}"}},
+  {"route": "GET /v1/workspaces/:id/sites/:site/pages", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}"},
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/workspaces/:id/sites/:site/pages", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}"}, "body": {"slug": "/hostile-{{n}}", "title": "Hostile"},
+   "fields": "page", "required": ["slug", "title"]},
+  {"route": "GET /v1/workspaces/:id/sites/:site/pages/:page", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}", "page": "{{page}}"}},
+  {"route": "PATCH /v1/workspaces/:id/sites/:site/pages/:page", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}", "page": "{{page}}"}, "body": {"title": "Hostile {{n}}"},
+   "fields": "page"},
+  {"route": "DELETE /v1/workspaces/:id/sites/:site/pages/:page", "cred": "session",
+   "params": {"id": "{{ws}}", "site": "{{site}}", "page": "{{victim_page}}"}},
+
   {"route": "POST /v1/api/media", "cred": "api", "body": {"title": "Hostile {{n}}", "mime_type": "image/png"},
    "fields": "media"},
   {"route": "GET /v1/api/media/:id", "cred": "api", "params": {"id": "{{media}}"}},
