@@ -46,16 +46,6 @@
 #define NGX_HTTP_CMS_ENTRIES_FILTERS  10
 
 
-/* one richtext value given, and its sanitized copy */
-typedef struct {
-    const char                 *key;
-    const char                 *in;
-    size_t                      in_len;
-    char                       *out;
-    size_t                      out_size;
-    size_t                      out_len;
-    int                         rc;
-} ngx_http_cms_entry_html_t;
 
 
 /* a write between its steps */
@@ -63,7 +53,7 @@ typedef struct {
     ngx_str_t                   args[6];    /* cms_custom_entry_save() */
     json_t                     *given;      /* the body's data, or NULL */
     json_t                     *patch;      /* the members kept */
-    ngx_array_t                 html;       /* ngx_http_cms_entry_html_t */
+    ngx_array_t                 html;       /* ngx_http_cms_html_t */
     ngx_uint_t                  create;
 } ngx_http_cms_entry_write_t;
 
@@ -90,9 +80,6 @@ static ngx_int_t ngx_http_cms_entries_check(ngx_http_request_t *r,
     ngx_http_cms_entry_write_t *w, PGresult *res);
 static ngx_int_t ngx_http_cms_entries_richtext(ngx_http_request_t *r,
     ngx_http_cms_entry_write_t *w, json_t *schema);
-static ngx_int_t ngx_http_cms_entries_sanitizing(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, void *data);
-static void ngx_http_cms_entries_sanitize(void *data);
 static ngx_int_t ngx_http_cms_entries_sanitized(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
 static ngx_int_t ngx_http_cms_entries_save(ngx_http_request_t *r,
@@ -109,10 +96,6 @@ static ngx_int_t ngx_http_cms_entries_load(ngx_http_request_t *r,
     PGresult *res, int col, json_t **out);
 
 
-static ngx_http_cms_thread_job_t  ngx_http_cms_entries_sanitizer = {
-    ngx_http_cms_entries_sanitize, ngx_http_cms_entries_sanitizing,
-    ngx_http_cms_entries_sanitized
-};
 
 
 /* an entry's columns after one leading column (the total, or the module) */
@@ -600,8 +583,8 @@ ngx_http_cms_entries_module(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     /* at most cms_sanitize_jobs run, cms_sanitize_queue wait: 503 beyond */
-    rc = ngx_http_cms_thread_queue(r, NGX_HTTP_CMS_LANE_SANITIZE,
-                                   &ngx_http_cms_entries_sanitizer, w);
+    rc = ngx_http_cms_thread_html(r, &w->html,
+                                  ngx_http_cms_entries_sanitized, w);
 
     if (rc == NGX_BUSY) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
@@ -667,10 +650,10 @@ ngx_http_cms_entries_richtext(ngx_http_request_t *r,
     int                         type;
     json_t                     *v;
     const char                 *key;
-    ngx_http_cms_entry_html_t  *h;
+    ngx_http_cms_html_t  *h;
 
     if (ngx_array_init(&w->html, r->pool, 2,
-                       sizeof(ngx_http_cms_entry_html_t))
+                       sizeof(ngx_http_cms_html_t))
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -689,56 +672,13 @@ ngx_http_cms_entries_richtext(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
-        ngx_memzero(h, sizeof(ngx_http_cms_entry_html_t));
-        h->key = key;
+        ngx_memzero(h, sizeof(ngx_http_cms_html_t));
+        h->tag = (void *) key;
         h->in = json_string_value(v);
         h->in_len = json_string_length(v);
     }
 
     return NGX_OK;
-}
-
-
-/* the job's turn came: the output buffers, sized before it runs */
-static ngx_int_t
-ngx_http_cms_entries_sanitizing(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, void *data)
-{
-    ngx_http_cms_entry_write_t *w = data;
-
-    ngx_uint_t                  i;
-    ngx_http_cms_entry_html_t  *h;
-
-    h = w->html.elts;
-
-    for (i = 0; i < w->html.nelts; i++) {
-        h[i].out_size = cms_sanitize_out_max(h[i].in_len);
-        h[i].out = ngx_pnalloc(r->pool, h[i].out_size);
-
-        if (h[i].out == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-/* in a pool thread */
-static void
-ngx_http_cms_entries_sanitize(void *data)
-{
-    ngx_http_cms_entry_write_t *w = data;
-
-    ngx_uint_t                  i;
-    ngx_http_cms_entry_html_t  *h;
-
-    h = w->html.elts;
-
-    for (i = 0; i < w->html.nelts; i++) {
-        h[i].rc = cms_sanitize(h[i].in, h[i].in_len, h[i].out, h[i].out_size,
-                               &h[i].out_len);
-    }
 }
 
 
@@ -751,18 +691,19 @@ ngx_http_cms_entries_sanitized(ngx_http_request_t *r,
     u_char                     *p;
     json_t                     *s;
     ngx_uint_t                  i;
-    ngx_http_cms_entry_html_t  *h;
+    ngx_http_cms_html_t  *h;
 
     h = w->html.elts;
 
     for (i = 0; i < w->html.nelts; i++) {
         if (h[i].rc != CMS_SANITIZE_OK) {
-            p = ngx_pnalloc(r->pool, sizeof("data.") + ngx_strlen(h[i].key));
+            p = ngx_pnalloc(r->pool,
+                            sizeof("data.") + ngx_strlen((char *) h[i].tag));
             if (p == NULL) {
                 return NGX_ERROR;
             }
 
-            ngx_sprintf(p, "data.%s%Z", h[i].key);
+            ngx_sprintf(p, "data.%s%Z", (char *) h[i].tag);
 
             return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_CONTENT_TOO_LARGE,
                                      (char *) p);
@@ -770,7 +711,7 @@ ngx_http_cms_entries_sanitized(ngx_http_request_t *r,
 
         s = json_stringn(h[i].out, h[i].out_len);
 
-        if (s == NULL || json_object_set_new(w->patch, h[i].key, s) != 0) {
+        if (s == NULL || json_object_set_new(w->patch, h[i].tag, s) != 0) {
             return NGX_ERROR;
         }
     }

@@ -19,6 +19,8 @@
 static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, int rows,
     ngx_uint_t base, size_t more, ngx_str_t *body);
+static ngx_int_t ngx_http_cms_list_send_rows(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res, int rows);
 static ngx_int_t ngx_http_cms_list_bad_limit(ngx_http_request_t *r,
     ngx_uint_t max);
 static ngx_int_t ngx_http_cms_list_filter_page(ngx_http_request_t *r,
@@ -135,10 +137,45 @@ ngx_int_t
 ngx_http_cms_list_send_all(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res)
 {
+    return ngx_http_cms_list_send_rows(r, rec, res, PQntuples(res));
+}
+
+
+ngx_int_t
+ngx_http_cms_list_send_under(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res)
+{
+    int  rows;
+
+    rows = PQntuples(res);
+
+    if (rows < 1 || PQnfields(res) <= (int) rec->cols[0].column) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: a list query returned the wrong shape");
+        return NGX_ERROR;
+    }
+
+    if (PQgetisnull(res, 0, 0)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    if (PQgetisnull(res, 0, (int) rec->cols[0].column)) {
+        rows = 0;
+    }
+
+    return ngx_http_cms_list_send_rows(r, rec, res, rows);
+}
+
+
+/* {"<list>": [the first "rows" rows]} */
+static ngx_int_t
+ngx_http_cms_list_send_rows(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res, int rows)
+{
     u_char     *p;
     ngx_str_t   body;
 
-    p = ngx_http_cms_list_items(r, rec, res, PQntuples(res), 0, 1, &body);
+    p = ngx_http_cms_list_items(r, rec, res, rows, 0, 1, &body);
     if (p == NULL) {
         return NGX_ERROR;
     }

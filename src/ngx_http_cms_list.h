@@ -70,6 +70,15 @@ ngx_int_t ngx_http_cms_list_send(ngx_http_request_t *r,
 ngx_int_t ngx_http_cms_list_send_all(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res);
 
+/*
+ * The same for the items of a parent: column 0 is NULL when the parent
+ * is not there (404 not_found), and a NULL first item column is a parent
+ * with no items (the items LEFT JOINed to it); the record's columns are
+ * counted from column 0.  Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_list_send_under(ngx_http_request_t *r,
+    const ngx_http_cms_record_t *rec, PGresult *res);
+
 
 /* the page an extension-API list asks for (ngx_http_cms_list_cursor()) */
 typedef struct {

@@ -90,6 +90,7 @@ extern ngx_http_cms_route_t  ngx_http_cms_plans_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_profile_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_recovery_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sites_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_sections_routes[];
 
 /* only with "cms_test_routes on" */
 extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];

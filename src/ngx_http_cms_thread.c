@@ -22,6 +22,7 @@
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_thread.h"
+#include "cms_sanitize.h"
 
 #if (NGX_LINUX)
 #include <sys/resource.h>
@@ -480,4 +481,88 @@ ngx_http_cms_thread_hold(ngx_event_t *ev)
                   "cms: a thread task is still running");
 
     ngx_add_timer(ev, NGX_HTTP_CMS_THREAD_HOLD);
+}
+
+
+/* the sanitize lane's batch: the values, and whom to tell */
+typedef struct {
+    ngx_array_t                    *html;
+    ngx_http_cms_thread_done_pt     done;
+    void                           *data;
+} ngx_http_cms_thread_batch_t;
+
+
+static ngx_int_t
+ngx_http_cms_thread_html_start(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_thread_batch_t *b = data;
+
+    ngx_uint_t            i;
+    ngx_http_cms_html_t  *h;
+
+    h = b->html->elts;
+
+    for (i = 0; i < b->html->nelts; i++) {
+        h[i].out_size = cms_sanitize_out_max(h[i].in_len);
+        h[i].out = ngx_pnalloc(r->pool, h[i].out_size);
+
+        if (h[i].out == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* in a pool thread */
+static void
+ngx_http_cms_thread_html_work(void *data)
+{
+    ngx_http_cms_thread_batch_t *b = data;
+
+    ngx_uint_t            i;
+    ngx_http_cms_html_t  *h;
+
+    h = b->html->elts;
+
+    for (i = 0; i < b->html->nelts; i++) {
+        h[i].rc = cms_sanitize(h[i].in, h[i].in_len, h[i].out, h[i].out_size,
+                               &h[i].out_len);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_cms_thread_html_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_thread_batch_t *b = data;
+
+    return b->done(r, ctx, b->data);
+}
+
+
+ngx_int_t
+ngx_http_cms_thread_html(ngx_http_request_t *r, ngx_array_t *html,
+    ngx_http_cms_thread_done_pt done, void *data)
+{
+    ngx_http_cms_thread_batch_t  *b;
+
+    static ngx_http_cms_thread_job_t  job = {
+        ngx_http_cms_thread_html_work, ngx_http_cms_thread_html_start,
+        ngx_http_cms_thread_html_done
+    };
+
+    b = ngx_palloc(r->pool, sizeof(ngx_http_cms_thread_batch_t));
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->html = html;
+    b->done = done;
+    b->data = data;
+
+    return ngx_http_cms_thread_queue(r, NGX_HTTP_CMS_LANE_SANITIZE, &job, b);
 }

@@ -96,4 +96,25 @@ void ngx_http_cms_thread_stats(ngx_uint_t lane,
     ngx_http_cms_thread_stats_t *st);
 
 
+/* one HTML value of a write and its sanitized copy (cms_sanitize()) */
+typedef struct {
+    void                           *tag;      /* the caller's */
+    const char                     *in;
+    size_t                          in_len;
+    char                           *out;
+    size_t                          out_size;
+    size_t                          out_len;
+    int                             rc;       /* CMS_SANITIZE_* */
+} ngx_http_cms_html_t;
+
+/*
+ * Sanitizes every ngx_http_cms_html_t of "html" (in r->pool) in one job
+ * of the sanitize lane (their output buffers made when its turn comes),
+ * then done(r, ctx, data) on the event loop with each rc and copy set.
+ * Returns what ngx_http_cms_thread_queue() returns (NGX_BUSY: answer 503).
+ */
+ngx_int_t ngx_http_cms_thread_html(ngx_http_request_t *r, ngx_array_t *html,
+    ngx_http_cms_thread_done_pt done, void *data);
+
+
 #endif /* _NGX_HTTP_CMS_THREAD_H_INCLUDED_ */

@@ -23,6 +23,7 @@
 #            "%s", made by the owner's key before each request
 #   tables   the tables a refused request must leave as they were (and an allowed
 #            write must change)
+#   route    the route's own path when "path" cannot spell it (two ids, or none)
 use strict;
 use warnings;
 use File::Basename qw(dirname);
@@ -37,7 +38,7 @@ my @ROLES = qw(owner admin editor author viewer);
 my @SCOPES = qw(articles:read articles:write categories:read categories:write
                 comments:read comments:write podcasts:read podcasts:write
                 subscribers:read subscribers:write custom:read custom:write
-                videos:read videos:write media:read media:write);
+                videos:read videos:write media:read media:write pages:read pages:write);
 
 my %U = (owner => signup());
 my $wid = workspace($U{owner}{token}, 'Roles');
@@ -111,6 +112,31 @@ my %invitation = (target => sub {
     die 'invitation: ' . diag_resp($r) unless $r->{status} == 201;
     return $r->{json}{invitation}{id};
 });
+# the workspace's one site (made again when a row deleted it), its pages and sections
+sub the_site {
+    my $id = one("SELECT id FROM sites WHERE workspace_id = '$wid'");
+    return $id if defined $id;
+    my $r = req(POST => "/v1/workspaces/$wid/sites", $U{owner}{token}, { name => 'Roles site' });
+    die 'site: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{site}{id};
+}
+sub page_target {
+    my $site = the_site();
+    my $r = req(POST => "/v1/workspaces/$wid/sites/$site/pages", $U{owner}{token},
+                { slug => '/target-' . ++$n, title => 'Target' });
+    die 'page: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{page}{id};
+}
+my %site = (target => \&the_site);
+my %no_site = (target => sub { psql("DELETE FROM sites WHERE workspace_id = '$wid'"); '' });
+my %page = (target => sub { my $p = page_target(); the_site() . "/pages/$p" });
+my %page_id = (target => \&page_target);
+my %page_draft = (target => sub {
+    my $p = page_target();
+    my $r = req(PUT => "/v1/api/pages/$p/sections", $OK, { section_key => 'draft', data => { t => 'x' } });
+    die 'section: ' . diag_resp($r) unless $r->{status} == 200;
+    return $p });
+
 # the rows below add members and invitations: no member limit in the way
 psql("UPDATE plans SET member_limit = NULL WHERE name = 'free'");
 
@@ -129,6 +155,9 @@ my @CUSTOM = (tables => [qw(custom_modules custom_entries outbox_events)]);
 my @VID = (tables => [qw(videos outbox_events)]);
 my @MED = (tables => ['media_assets']);
 my @TEAM = (tables => [qw(members invitations audit_events)]);
+my @SITE = (tables => ['sites']);
+my @PAGE = (tables => ['pages']);
+my @SECT = (tables => [qw(sections outbox_events)]);
 
 my @MATRIX = (
     # articles
@@ -307,6 +336,42 @@ my @MATRIX = (
       tables => ['plans'] },
     { what => 'read the audit log', method => 'GET', path => '/audit-events', allow => $ADMIN_UP, status => 200,
       @TEAM },
+
+    # the site and its pages (sessions only): members read, authors write, editors create
+    # the site and rotate its key; "route" names the route when the path holds two ids
+    { what => 'list sites', method => 'GET', path => '/sites', allow => $ALL, status => 200, @SITE },
+    { what => 'create the site', method => 'POST', path => '/sites%s', route => '/sites', allow => $EDITOR_UP,
+      status => 201, body => sub { { name => 'Site ' . ++$n } }, %no_site, @SITE },
+    { what => 'get the site', method => 'GET', path => '/sites/%s', route => '/sites/:site', allow => $ALL,
+      status => 200, %site, @SITE },
+    { what => 'edit the site', method => 'PATCH', path => '/sites/%s', route => '/sites/:site',
+      allow => $AUTHOR_UP, status => 200, body => sub { { name => 'Renamed ' . ++$n } }, %site, @SITE },
+    { what => 'delete the site', method => 'DELETE', path => '/sites/%s', route => '/sites/:site',
+      allow => $AUTHOR_UP, status => 204, %site, @SITE },
+    { what => 'rotate the site key', method => 'POST', path => '/sites/%s/publishable-key/rotate',
+      route => '/sites/:site/publishable-key/rotate', allow => $EDITOR_UP, status => 200, %site, @SITE },
+    { what => 'list pages', method => 'GET', path => '/sites/%s/pages', route => '/sites/:site/pages',
+      allow => $ALL, status => 200, %site, @PAGE },
+    { what => 'create a page', method => 'POST', path => '/sites/%s/pages', route => '/sites/:site/pages',
+      allow => $AUTHOR_UP, status => 201, body => sub { { slug => '/new-' . ++$n, title => 'New' } }, %site,
+      @PAGE },
+    { what => 'get a page', method => 'GET', path => '/sites/%s', route => '/sites/:site/pages/:page',
+      allow => $ALL, status => 200, %page, @PAGE },
+    { what => 'edit a page', method => 'PATCH', path => '/sites/%s', route => '/sites/:site/pages/:page',
+      allow => $AUTHOR_UP, status => 200, body => sub { { title => 'Edited ' . ++$n } }, %page, @PAGE },
+    { what => 'delete a page', method => 'DELETE', path => '/sites/%s', route => '/sites/:site/pages/:page',
+      allow => $AUTHOR_UP, status => 204, %page, @PAGE },
+
+    # page sections: any member reads, authors save drafts, editors and up publish
+    { what => 'read sections', method => 'GET', path => '/pages/%s/sections', scope => 'pages:read',
+      allow => $ALL, status => 200, %page_id, @SECT },
+    { what => 'save a section', method => 'PUT', path => '/pages/%s/sections', scope => 'pages:write',
+      allow => $AUTHOR_UP, status => 200, body => sub { { section_key => 'k' . ++$n } }, %page_id, @SECT },
+    { what => 'write a section field', method => 'POST', path => '/pages/%s/sections/fields',
+      scope => 'pages:write', allow => $AUTHOR_UP, status => 200,
+      body => sub { { section => 'k' . ++$n, field => 'f', value => 'v' } }, %page_id, @SECT },
+    { what => 'publish sections', method => 'POST', path => '/pages/%s/sections/publish', scope => 'pages:write',
+      allow => $EDITOR_UP, status => 200, body => {}, %page_draft, @SECT },
 );
 
 # What a refused request must not change: each table's rows, as one digest.
@@ -356,7 +421,7 @@ for my $row (@MATRIX) {
     my $root = $ENV{TEST_CMS_ROOT} // dirname(__FILE__) . '/..';
     my (%have, %want);
     for my $row (@MATRIX) {
-        (my $p = $row->{path}) =~ s/%s/:id/;
+        (my $p = $row->{route} // $row->{path}) =~ s/%s/:id/;
         $p =~ s{^/custom/roles/}{/custom/:slug/};
         $have{"$row->{method} /v1/api$p"} = 1 if defined $row->{scope};
         $have{"$row->{method} /v1/workspaces/:ws$p"} = 1;

@@ -342,6 +342,17 @@ __DATA__
     "slug": {"type": "string"}, "title": {"type": "string"}, "seo_title": {"type": "string"},
     "seo_description": {"type": "string"}, "og_image": {"type": "url"}, "position": {"type": "integer"}
   },
+  "section_put": {
+    "section_key": {"type": "string"}, "locale": {"type": "string"}, "data": {"type": "object"},
+    "base_version": {"type": "integer"}
+  },
+  "section_field": {
+    "section": {"type": "string"}, "field": {"type": "string"}, "locale": {"type": "string"},
+    "value": {"type": "string", "ok_2xx": {"long": "a text value is up to 64 KiB (README, Page sections)"}}
+  },
+  "section_publish": {
+    "section_key": {"type": "string"}, "locale": {"type": "string"}
+  },
   "ext_config": {
     "note": {"type": "string"}, "count": {"type": "number"}, "flag": {"type": "boolean"},
     "token": {"type": "string"}
@@ -617,6 +628,21 @@ __DATA__
    "fields": "page"},
   {"route": "DELETE /v1/workspaces/:id/sites/:site/pages/:page", "cred": "session",
    "params": {"id": "{{ws}}", "site": "{{site}}", "page": "{{victim_page}}"}},
+
+  {"route": "GET /v1/api/pages/:id/sections", "cred": "api", "params": {"id": "{{page}}"}, "query": {"locale": {"value": "en"}}},
+  {"route": "PUT /v1/api/pages/:id/sections", "cred": "api", "params": {"id": "{{page}}"},
+   "body": {"section_key": "hostile", "data": {"t": "x"}}, "fields": "section_put", "required": ["section_key"]},
+  {"route": "POST /v1/api/pages/:id/sections/fields", "cred": "api", "params": {"id": "{{page}}"},
+   "body": {"section": "hostile", "field": "f", "value": "v"}, "fields": "section_field",
+   "required": ["section", "field", "value"]},
+  {"route": "POST /v1/api/pages/:id/sections/publish", "cred": "api", "params": {"id": "{{page}}"}, "body": {}, "fields": "section_publish"},
+  {"route": "GET /v1/workspaces/:ws/pages/:id/sections", "cred": "session", "params": {"ws": "{{ws}}", "id": "{{page}}"}, "query": {"locale": {"value": "en"}}},
+  {"route": "PUT /v1/workspaces/:ws/pages/:id/sections", "cred": "session", "params": {"ws": "{{ws}}", "id": "{{page}}"},
+   "body": {"section_key": "hostile", "data": {"t": "x"}}, "fields": "section_put", "required": ["section_key"]},
+  {"route": "POST /v1/workspaces/:ws/pages/:id/sections/fields", "cred": "session", "params": {"ws": "{{ws}}", "id": "{{page}}"},
+   "body": {"section": "hostile", "field": "f", "value": "v"}, "fields": "section_field",
+   "required": ["section", "field", "value"]},
+  {"route": "POST /v1/workspaces/:ws/pages/:id/sections/publish", "cred": "session", "params": {"ws": "{{ws}}", "id": "{{page}}"}, "body": {}, "fields": "section_publish"},
 
   {"route": "POST /v1/api/media", "cred": "api", "body": {"title": "Hostile {{n}}", "mime_type": "image/png"},
    "fields": "media"},
