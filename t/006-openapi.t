@@ -1,7 +1,8 @@
 # The OpenAPI description (openapi/openapi.yaml) against the module: it is what
 # openapi/build writes; scripts/openapi-check finds every route of the route tables in
-# it and nothing else (and does notice a route missing, one too many, a parameter
-# misnamed or a permission changed); @redocly/cli's lint (tools/node, installed by
+# it and nothing else, and only error codes the catalogue gives (and does notice a route
+# missing, one too many, a parameter misnamed, a credential or permission changed, a
+# code under the wrong status); @redocly/cli's lint (tools/node, installed by
 # scripts/deps.sh test) passes without an error or an unexplained warning.
 # Needs no services: it reads the sources and the document.
 use strict;
@@ -21,7 +22,7 @@ like $out, qr/^openapi-check: \d+ operations/m, 'it counted the operations';
 
 # the check notices what it is there to notice
 SKIP: {
-    skip 'YAML::XS missing (scripts/deps.sh test installs libyaml-libyaml-perl)', 6
+    skip 'YAML::XS missing (scripts/deps.sh test installs libyaml-libyaml-perl)', 7
         unless eval { require YAML::XS; 1 };
     my $doc = YAML::XS::LoadFile("$root/openapi/openapi.yaml");
     delete $doc->{paths}{'/v1/api/videos/{id}'}{delete};
@@ -29,6 +30,8 @@ SKIP: {
     $doc->{paths}{'/v1/api/categories/{termId}'} = delete $doc->{paths}{'/v1/api/categories/{id}'};
     $doc->{paths}{'/v1/api/articles'}{get}{'x-permission'} = 'articles:write, creator viewer or up';
     $doc->{paths}{'/v1/workspaces/{id}/api-keys'}{get}{security} = [{ secretKey => [] }];
+    push @{ $doc->{paths}{'/v1/api/articles'}{post}{responses}{409}{content}{'application/json'}{schema}
+                {allOf}[1]{properties}{code}{enum} }, 'title_required';
     my $dir = tempdir(CLEANUP => 1);
     YAML::XS::DumpFile("$dir/bad.yaml", $doc);
     $out = `perl $root/scripts/openapi-check --doc $dir/bad.yaml 2>&1`;
@@ -39,6 +42,8 @@ SKIP: {
         '... a path parameter named otherwise than the table';
     like $out, qr{GET /v1/api/articles: x-permission}, '... a permission changed';
     like $out, qr{GET /v1/workspaces/:id/api-keys: security}, '... a credential changed';
+    like $out, qr{POST /v1/api/articles 409: code title_required is not a 409 of the error catalogue},
+        '... an error code the catalogue gives another status';
 }
 
 my $redocly = "$root/tools/node/node_modules/.bin/redocly";
