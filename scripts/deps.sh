@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the Debian packages a step needs, and only those missing.
+# Install the Debian packages a step needs, and only those missing; the test group also
+# installs the npm tools of tools/node (the OpenAPI linter) when they are missing.
 #
 #   scripts/deps.sh [build|run|test|bench|fuzz|all]...     (default: build)
 #
@@ -14,25 +15,44 @@ build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev lib
 run=(postgresql redis-server curl ca-certificates)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
-test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver)
+# libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006).
+test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
+      libyaml-libyaml-perl)
 # pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
 # metapackage on bookworm, so only wrk is extra.
 bench=(wrk)
 fuzz=(clang libclang-rt-14-dev)
 
 want=()
+node_tools=0
 [ $# -gt 0 ] || set -- build
 for group in "$@"; do
     case "$group" in
         build) want+=("${build[@]}") ;;
         run)   want+=("${build[@]}" "${run[@]}") ;;
-        test)  want+=("${build[@]}" "${run[@]}" "${test[@]}") ;;
+        test)  want+=("${build[@]}" "${run[@]}" "${test[@]}"); node_tools=1 ;;
         bench) want+=("${build[@]}" "${run[@]}" "${bench[@]}") ;;
         fuzz)  want+=("${build[@]}" "${fuzz[@]}") ;;
-        all)   want+=("${build[@]}" "${run[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}") ;;
+        all)   want+=("${build[@]}" "${run[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}"); node_tools=1 ;;
         *) echo "deps.sh: unknown group '$group' (build|run|test|bench|fuzz|all)" >&2; exit 2 ;;
     esac
 done
+
+# tools/node: @redocly/cli at the version package-lock.json pins, from the npm registry
+# with the machine's Node.js and npm (Debian's nodejs is older than the linter needs).
+# `npm ci` runs only when the linter is missing or the lock file changed since.
+install_node_tools() {
+    local dir tools
+    dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    tools="$dir/tools/node"
+    if [ -x "$tools/node_modules/.bin/redocly" ] \
+        && [ "$tools/node_modules/.package-lock.json" -nt "$tools/package-lock.json" ]; then
+        return 0
+    fi
+    command -v npm >/dev/null || { echo "deps.sh: need Node.js and npm for tools/node (npm ci)" >&2; exit 1; }
+    echo "deps.sh: installing tools/node (npm ci)" >&2
+    (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >&2)
+}
 
 # One dpkg-query for all names; a package dpkg has never heard of prints nothing (and a
 # warning we drop), so it counts as missing.
@@ -43,7 +63,10 @@ for p in $(printf '%s\n' "${want[@]}" | sort -u); do
         missing+=("$p")
     fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+    [ "$node_tools" = 0 ] || install_node_tools
+    exit 0
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 sudo=()
@@ -62,3 +85,4 @@ if [ "$(id -u)" = 0 ] && [ ! -e "$policy" ]; then
 fi
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+[ "$node_tools" = 0 ] || install_node_tools
