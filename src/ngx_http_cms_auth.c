@@ -68,9 +68,6 @@ static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
     PGresult *res, int col, ngx_str_t *out);
 static ngx_uint_t ngx_http_cms_auth_names(ngx_str_t *names, u_char *p,
     u_char *last);
-static ngx_int_t ngx_http_cms_auth_hash(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_uint_t live, ngx_uint_t sandbox,
-    ngx_str_t *hex);
 static ngx_int_t ngx_http_cms_auth_ext(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_ext_done(ngx_http_request_t *r,
@@ -231,7 +228,7 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  arg;
 
-    rc = ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SVC_LIVE,
+    rc = ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SVC_LIVE,
                                 CMS_KEY_KIND_SVC_LIVE, &arg);
     if (rc != NGX_OK) {
         return rc;
@@ -247,22 +244,19 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
-/*
- * The Bearer key, if its format and checksum hold and it is of kind "live"
- * or "sandbox", as the hex HMAC to look up (also kept in
- * principal.key_hmac for the constant-time comparison).  Sets
- * principal.livemode.  NGX_OK or 401.
- */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_auth_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_uint_t live, ngx_uint_t sandbox, ngx_str_t *hex)
+    ngx_str_t *given, ngx_uint_t live, ngx_uint_t sandbox, ngx_str_t *hex)
 {
     cms_key_t                  k;
     ngx_str_t                  token;
     unsigned char              hash[32];
     ngx_http_cms_main_conf_t  *mcf;
 
-    if (ngx_http_cms_auth_bearer(r, &token) != NGX_OK) {
+    if (given != NULL) {
+        token = *given;
+
+    } else if (ngx_http_cms_auth_bearer(r, &token) != NGX_OK) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_TOKEN, NULL);
     }
 
@@ -445,9 +439,9 @@ ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     admin = (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY);
 
-    rc = admin ? ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_ADMIN,
+    rc = admin ? ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SK_ADMIN,
                                         CMS_KEY_KIND_SK_ADMIN, &args[0])
-               : ngx_http_cms_auth_hash(r, ctx, CMS_KEY_KIND_SK_LIVE,
+               : ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SK_LIVE,
                                         CMS_KEY_KIND_SK_SANDBOX, &args[0]);
     if (rc != NGX_OK) {
         return rc;

@@ -89,6 +89,17 @@ typedef enum {
 ngx_int_t ngx_http_cms_auth_step(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
+/*
+ * A key ("given", or the Bearer token when NULL), if its format and
+ * checksum hold and it is of kind "live" or "sandbox" (cms_key.h), as the
+ * hex of its keyed hash to look up (also kept in principal.key_hmac for a
+ * constant-time comparison).  Sets principal.livemode.  NGX_OK, 401
+ * missing_token or invalid_api_key recorded, or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_auth_hash(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *given, ngx_uint_t live,
+    ngx_uint_t sandbox, ngx_str_t *hex);
+
 /* The bit for a scope name, or 0 for an unknown one. */
 ngx_uint_t ngx_http_cms_auth_scope(ngx_str_t *name);
 

@@ -277,6 +277,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, test_routes),
       NULL },
 
+    { ngx_string("cms_public_cache_control"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, public_cache),
+      NULL },
+
     { ngx_string("cms_outbound_loopback"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -528,6 +535,11 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
 
     ngx_conf_init_value(mcf->test_routes, 0);
     ngx_conf_init_value(mcf->outbound_loopback, 0);
+
+    if (mcf->public_cache.data == NULL) {
+        ngx_str_set(&mcf->public_cache,
+                    "public, max-age=60, stale-while-revalidate=600");
+    }
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);
     ngx_conf_init_value(mcf->invite_ttl, 7 * 86400);

@@ -116,6 +116,7 @@ typedef struct {
     ngx_str_t                   storage;
     ngx_flag_t                  test_routes;
     ngx_flag_t                  outbound_loopback;
+    ngx_str_t                   public_cache;  /* cms_public_cache_control */
     ngx_resolver_t             *resolver;     /* the http{} block's */
     ngx_msec_t                  resolver_timeout;
     ngx_shm_zone_t             *metrics;     /* the workers' counters */
@@ -135,7 +136,8 @@ typedef struct {
     ngx_uint_t                  family;       /* ngx_http_cms_auth_e */
     ngx_str_t                   user_id;
     ngx_str_t                   workspace_id;
-    ngx_str_t                   key_id;       /* secret keys */
+    ngx_str_t                   key_id;       /* secret keys; a site */
+    ngx_str_t                   site_id;      /* publishable keys */
     u_char                     *key_hmac;     /* secret keys: the hex
                                                  HMAC looked up */
     ngx_str_t                   session_id;   /* sessions: "sid" claim */
@@ -197,6 +199,9 @@ struct ngx_http_cms_ctx_s {
     ngx_http_cms_record_pt      record;
 
     ngx_str_t                   replacement;   /* for nginx's own errors */
+    ngx_str_t                   cors;          /* Access-Control-Allow-
+                                                  Origin, when set */
+    ngx_str_t                   surrogate;     /* Surrogate-Key, Cache-Tag */
     ngx_str_t                   fetch_url;     /* $cms_fetch_url */
 
     unsigned                    sent:1;
@@ -213,6 +218,10 @@ struct ngx_http_cms_ctx_s {
     /* the answer carries a credential: Cache-Control: no-store; set where
        one is made (a key minted, a session or UI token signed) */
     unsigned                    no_store:1;
+
+    /* a 200 gets a strong ETag (If-None-Match: 304), the public
+       Cache-Control and the surrogate keys (the public surface) */
+    unsigned                    cacheable:1;
 };
 
 

@@ -17,6 +17,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_response_cache.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_pg.h"
@@ -351,39 +352,13 @@ ngx_http_cms_feed_self(ngx_http_request_t *r, ngx_str_t *self)
 static ngx_int_t
 ngx_http_cms_feed_send(ngx_http_request_t *r, ngx_str_t *body)
 {
-    u_char           *etag;
-    ngx_table_elt_t  *h;
-
     static ngx_str_t  type = ngx_string("application/rss+xml; charset=utf-8");
     static ngx_str_t  cache_name = ngx_string("Cache-Control");
     static ngx_str_t  cache = ngx_string("public, max-age=300");
 
-    etag = ngx_pnalloc(r->pool, 2 + 64);
-    if (etag == NULL
-        || ngx_http_cms_crypto_sha256_hex(body, 1, etag + 1) != NGX_OK)
-    {
+    if (ngx_http_cms_etag(r, body) != NGX_OK) {
         return NGX_ERROR;
     }
-
-    /* 128 bits of the digest are enough to tell versions apart */
-    etag[0] = '"';
-    etag[33] = '"';
-
-    h = ngx_list_push(&r->headers_out.headers);
-    if (h == NULL) {
-        return NGX_ERROR;
-    }
-
-    h->hash = 1;
-    ngx_str_set(&h->key, "ETag");
-    h->value.data = etag;
-    h->value.len = 34;
-    h->lowcase_key = NULL;
-#if (nginx_version >= 1023000)
-    h->next = NULL;
-#endif
-
-    r->headers_out.etag = h;
 
     if (ngx_http_cms_header_add(r, &cache_name, &cache) != NGX_OK) {
         return NGX_ERROR;

@@ -1,7 +1,8 @@
 
 /*
  * GCRA rate limiting: the extension surface's limit (burst 120, one token
- * per 500 ms, per extension key) and the login and signup throttles (per
+ * per 500 ms, per extension key), the public surface's (burst 240, the
+ * same rate, per site) and the login and signup throttles (per
  * client address and per email, cms_auth_throttle).
  *
  * Each bucket lives in Redis, updated by one Lua script using Redis TIME,
@@ -31,6 +32,7 @@
 
 #define NGX_HTTP_CMS_RL_BURST          120
 #define NGX_HTTP_CMS_RL_INTERVAL       500
+#define NGX_HTTP_CMS_RL_PK_BURST       240
 #define NGX_HTTP_CMS_RL_FALLBACK       (512 * CMS_GCRA_WAYS)
 #define NGX_HTTP_CMS_RL_BUCKETS        2
 #define NGX_HTTP_CMS_RL_KEY_MAX        64
@@ -111,6 +113,7 @@ ngx_int_t
 ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_ratelimit_next_pt next)
 {
+    ngx_uint_t                 pk;
     ngx_http_cms_ratelimit_t  *rl;
 
     rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
@@ -120,8 +123,12 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     rl->headers = 1;
     rl->n = 1;
-    rl->bucket[0].burst = NGX_HTTP_CMS_RL_BURST;
     rl->bucket[0].interval = NGX_HTTP_CMS_RL_INTERVAL;
+
+    /* the same rate; a publishable key's bucket holds a browser burst */
+    pk = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY);
+    rl->bucket[0].burst = pk ? NGX_HTTP_CMS_RL_PK_BURST
+                             : NGX_HTTP_CMS_RL_BURST;
 
     /* the hash tag keeps a key's bucket on one cluster slot */
     rl->bucket[0].key.data = ngx_pnalloc(r->pool,
@@ -131,7 +138,7 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     rl->bucket[0].key.len = ngx_sprintf(rl->bucket[0].key.data,
-                                        "cms:rl:{%V}",
+                                        pk ? "cms:rl:pk:{%V}" : "cms:rl:{%V}",
                                         &ctx->principal.key_id)
                             - rl->bucket[0].key.data;
 

@@ -15,6 +15,7 @@
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_json.h"
 
 
 typedef ngx_int_t (*ngx_http_cms_args_pt)(ngx_http_request_t *r,
@@ -91,6 +92,10 @@ extern ngx_http_cms_route_t  ngx_http_cms_profile_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_recovery_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sites_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sections_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_public_routes[];
+
+/* a page section's published view (content-api.md), columns from 1 */
+extern const ngx_http_cms_record_t  ngx_http_cms_section_published;
 
 /* only with "cms_test_routes on" */
 extern ngx_http_cms_route_t  ngx_http_cms_testing_routes[];

@@ -12,6 +12,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_response_cache.h"
 #include "cms_json_scan.h"
 #include "cms_uuid.h"
 #include "ngx_http_cms_crypto.h"
@@ -55,6 +56,7 @@ static ngx_str_t  ngx_http_cms_request_id_name = ngx_string("X-Request-Id");
 static ngx_str_t  ngx_http_cms_json_type = ngx_string("application/json");
 static ngx_str_t  ngx_http_cms_cache_control_name =
     ngx_string("Cache-Control");
+
 static ngx_str_t  ngx_http_cms_no_store = ngx_string("no-store");
 
 
@@ -213,6 +215,12 @@ ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_ERROR;
     }
 
+    if (ctx != NULL && ctx->cacheable && status == NGX_HTTP_OK
+        && ngx_http_cms_cache_headers(r, ctx, body) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     r->headers_out.content_type = *type;
     r->headers_out.content_type_len = type->len;
 
@@ -296,6 +304,12 @@ ngx_http_cms_send_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         && ngx_http_cms_header_add(r, &ngx_http_cms_cache_control_name,
                                    &ngx_http_cms_no_store)
            != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ctx != NULL && ctx->cors.len
+        && ngx_http_cms_cache_cors(r, &ctx->cors) != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -22,6 +22,7 @@
 #include "ngx_http_cms_ext.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_idempotency.h"
+#include "ngx_http_cms_public.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -29,6 +30,7 @@
 
 static ngx_int_t ngx_http_cms_router_path(ngx_http_request_t *r,
     ngx_str_t *path);
+static ngx_int_t ngx_http_cms_router_preflight(ngx_http_cms_ctx_t *ctx);
 static ngx_uint_t ngx_http_cms_router_row(ngx_http_cms_route_t *rt,
     ngx_str_t *path, ngx_str_t *studio, ngx_http_cms_ctx_t *ctx);
 static void ngx_http_cms_router_studio(ngx_str_t *path, ngx_str_t *studio);
@@ -89,6 +91,19 @@ static ngx_http_cms_handler_pt  ngx_http_cms_ext_steps[] = {
     NULL
 };
 
+/*
+ * The publishable-key surface (/v1/public, routes whose credential is a
+ * publishable key): read-only, so no body is read; CORS before anything,
+ * so that a refusal can be read by the page that asked.
+ */
+static ngx_http_cms_handler_pt  ngx_http_cms_public_steps[] = {
+    ngx_http_cms_public_begin,
+    ngx_http_cms_public_auth,
+    ngx_http_cms_router_ratelimit,
+    ngx_http_cms_router_handler,
+    NULL
+};
+
 static ngx_http_cms_handler_pt  *ngx_http_cms_families[] = {
     ngx_http_cms_content_steps,         /* NGX_HTTP_CMS_SHAPE_CONTENT */
     ngx_http_cms_ext_steps              /* NGX_HTTP_CMS_SHAPE_EXT */
@@ -119,6 +134,7 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_recovery_routes,
     ngx_http_cms_sites_routes,
     ngx_http_cms_sections_routes,
+    ngx_http_cms_public_routes,
     ngx_http_cms_testing_routes,
     NULL
 };
@@ -138,6 +154,7 @@ static struct {
 };
 
 
+/* long: the walk over the tables, then 404, a preflight or 405 */
 ngx_int_t
 ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
@@ -184,11 +201,30 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
+    /* a browser's preflight of a public route (the last row matched) */
+    if (r->method == NGX_HTTP_OPTIONS
+        && ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY)
+    {
+        return ngx_http_cms_router_preflight(ctx);
+    }
+
     if (ngx_http_cms_router_allow(r, methods) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_METHOD_NOT_ALLOWED, NULL);
+}
+
+
+/* OPTIONS on a public route: its preflight, without a credential */
+static ngx_int_t
+ngx_http_cms_router_preflight(ngx_http_cms_ctx_t *ctx)
+{
+    ctx->route = &ngx_http_cms_public_preflight_route;
+    ctx->auth = NGX_HTTP_CMS_AUTH_NONE;
+    ctx->perm = 0;
+
+    return NGX_OK;
 }
 
 
@@ -296,7 +332,8 @@ ngx_http_cms_router_run(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t                 rc;
     ngx_http_cms_handler_pt  *steps;
 
-    steps = ngx_http_cms_families[ctx->shape];
+    steps = (ctx->route->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY)
+            ? ngx_http_cms_public_steps : ngx_http_cms_families[ctx->shape];
 
     for ( ;; ) {
         rc = steps[ctx->step](r, ctx);

@@ -114,7 +114,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_section_published_cols[] = {
     { "published_at", 7, NGX_HTTP_CMS_COL_STRING },
 };
 
-static const ngx_http_cms_record_t  ngx_http_cms_section_published = {
+const ngx_http_cms_record_t  ngx_http_cms_section_published = {
     "section", "sections", ngx_http_cms_section_published_cols,
     sizeof(ngx_http_cms_section_published_cols) / sizeof(ngx_http_cms_col_t)
 };

@@ -214,6 +214,8 @@ my %FILL = (
         "$name.toml" },
     idem => \&idem,
     'cred:api' => sub { $API },
+    # the site's key now: the rotate route's cases rotate it
+    'cred:pk' => sub { req(GET => "/v1/workspaces/$ws/sites/$site", $owner->{token})->{json}{site}{publishable_key} },
     'cred:session' => sub { $owner->{token} },
     'cred:ui_session' => sub { $ui_user->{token} },
     'cred:fresh_user' => sub { signup(password => 'hostile password 1')->{token} },

@@ -644,6 +644,12 @@ __DATA__
    "required": ["section", "field", "value"]},
   {"route": "POST /v1/workspaces/:ws/pages/:id/sections/publish", "cred": "session", "params": {"ws": "{{ws}}", "id": "{{page}}"}, "body": {}, "fields": "section_publish"},
 
+  {"route": "GET /v1/public/site", "cred": "pk"},
+  {"route": "GET /v1/public/pages", "cred": "pk"},
+  {"route": "GET /v1/public/pages/:id/sections", "cred": "pk", "params": {"id": "{{page}}"},
+   "query": {"locale": {"value": "en"}}},
+  {"route": "GET /v1/public/sections", "cred": "pk", "query": {"path": {"value": "/target"}, "locale": {"value": "en"}}},
+
   {"route": "POST /v1/api/media", "cred": "api", "body": {"title": "Hostile {{n}}", "mime_type": "image/png"},
    "fields": "media"},
   {"route": "GET /v1/api/media/:id", "cred": "api", "params": {"id": "{{media}}"}},

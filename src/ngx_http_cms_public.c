@@ -1,0 +1,405 @@
+
+/*
+ * The publishable-key surface, /v1/public (DESIGN.md, Public surface):
+ * read-only, published content only, for browsers behind a CDN.  Its own
+ * steps (the router's public family): CORS first (so that every answer,
+ * a 401 or a 429 too, can be read by the page that asked), the key
+ * (?key= for CDN-cacheable URLs, or Authorization: Bearer), the rate
+ * limit per key, then the handler.  Every 200 carries a strong ETag (a
+ * matching If-None-Match is 304), Cache-Control (cms_public_cache_control)
+ * and Surrogate-Key / Cache-Tag naming the site and the page.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_error.h"
+#include "ngx_http_cms_json.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_public.h"
+#include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_query.h"
+#include "ngx_http_cms_list.h"
+#include "cms_key.h"
+#include "cms_uuid.h"
+#include "cms_validate.h"
+
+
+static ngx_int_t ngx_http_cms_public_auth_done(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_public_site(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_pages(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_sections(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_by_path(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_page(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
+static ngx_int_t ngx_http_cms_public_listed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_public_tag(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *page);
+static ngx_int_t ngx_http_cms_public_preflight(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+
+/* an active site by its key's hash: id, workspace, origin */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_key_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT s.id, s.workspace_id, s.origin FROM sites s"
+        " JOIN workspaces w ON w.id = s.workspace_id AND NOT w.suspended"
+        " WHERE s.key_hash = decode($1, 'hex') AND s.status = 'active'", 1);
+
+static const ngx_http_cms_col_t  ngx_http_cms_public_site_cols[] = {
+    { "id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "name", 2, NGX_HTTP_CMS_COL_STRING },
+    { "mode", 3, NGX_HTTP_CMS_COL_STRING },
+    { "origin", 4, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_public_site_rec = {
+    "site", "sites", ngx_http_cms_public_site_cols,
+    sizeof(ngx_http_cms_public_site_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_site_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT 1, s.id, s.name, s.mode, s.origin FROM sites s"
+        " WHERE s.id = $1", 1);
+
+static const ngx_http_cms_col_t  ngx_http_cms_public_page_cols[] = {
+    { "id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "slug", 2, NGX_HTTP_CMS_COL_STRING },
+    { "title", 3, NGX_HTTP_CMS_COL_STRING },
+    { "seo_title", 4, NGX_HTTP_CMS_COL_STRING },
+    { "seo_description", 5, NGX_HTTP_CMS_COL_STRING },
+    { "og_image", 6, NGX_HTTP_CMS_COL_STRING },
+    { "position", 7, NGX_HTTP_CMS_COL_NUMBER },
+    { "updated_at", 8, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_public_page_rec = {
+    "page", "pages", ngx_http_cms_public_page_cols,
+    sizeof(ngx_http_cms_public_page_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+/* a site's pages in their order, at most 1000 (it is a site map) */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_pages_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT 1, p.id, p.slug, p.title, p.seo_title, p.seo_description,"
+        " p.og_image, p.position, cms_ts(p.updated_at) FROM pages p"
+        " WHERE p.site_id = $1"
+        " ORDER BY p.position, p.created_at, p.id LIMIT 1000", 1);
+
+/*
+ * A page of the key's site ($1 site, $2 the page's id or $4 its slug, $3
+ * a locale or the workspace's default): column 0 the page's id, NULL when
+ * the site has no such page (404); then its published sections.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_sections_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT pg.id, s.* FROM"
+        " (SELECT p.id, w.default_locale AS locale FROM pages p"
+        "   JOIN workspaces w ON w.id = p.workspace_id"
+        "  WHERE p.site_id = $1"
+        "   AND (p.id = $2::uuid OR (p.slug = $4 AND $2::uuid IS NULL))"
+        "  UNION ALL SELECT NULL, NULL LIMIT 1) pg"
+        " LEFT JOIN LATERAL (SELECT s.id, s.page_id, s.section_key,"
+        "  s.locale, s.published_data, s.published_version,"
+        "  cms_ts(s.published_at) FROM sections s"
+        "  WHERE s.page_id = pg.id AND s.locale = coalesce($3, pg.locale)"
+        "   AND s.published_version IS NOT NULL"
+        "  ORDER BY s.section_key LIMIT 1000) s ON pg.id IS NOT NULL", 4);
+
+
+/* GET (and HEAD) only; OPTIONS is the router's preflight */
+ngx_http_cms_route_t  ngx_http_cms_public_routes[] = {
+
+    { NGX_HTTP_GET, ngx_string("/public/site"),
+      NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
+      ngx_http_cms_public_site, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/public/pages"),
+      NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
+      ngx_http_cms_public_pages, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/public/pages/:id/sections"),
+      NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
+      ngx_http_cms_public_sections, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/public/sections"),
+      NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
+      ngx_http_cms_public_by_path, NULL, NULL, 0 },
+
+    ngx_http_cms_null_route
+};
+
+/* what the router runs for OPTIONS on a public route's path (no pattern:
+   it is never matched, and scripts/routes does not list it) */
+ngx_http_cms_route_t  ngx_http_cms_public_preflight_route = {
+    NGX_HTTP_OPTIONS, ngx_null_string, NGX_HTTP_CMS_AUTH_NONE, 0,
+    ngx_http_cms_public_preflight, NULL, NULL, 0
+};
+
+
+/* the family's first step: answers from here on are cacheable and CORS */
+ngx_int_t
+ngx_http_cms_public_begin(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_set(&ctx->cors, "*");
+    ctx->cacheable = 1;
+
+    return NGX_DECLINED;
+}
+
+
+/*
+ * The publishable key: ?key= (a URL a CDN can cache on its own) or the
+ * Bearer token, pk_live_ with a valid checksum, then the active site
+ * whose key hash it is.  The site's origin, when set, becomes the only
+ * origin CORS allows.
+ */
+ngx_int_t
+ngx_http_cms_public_auth(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  key, hex, *given;
+
+    rc = ngx_http_cms_query_arg(r, "key", 128, &key);
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    given = (rc == NGX_OK) ? &key : NULL;
+
+    rc = ngx_http_cms_auth_hash(r, ctx, given, CMS_KEY_KIND_PK_LIVE,
+                                CMS_KEY_KIND_PK_LIVE, &hex);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_public_key_sql, &hex, 1,
+                                 ngx_http_cms_public_auth_done);
+}
+
+
+static ngx_int_t
+ngx_http_cms_public_auth_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t                  rc, i;
+    ngx_str_t                 *out[3];
+    ngx_http_cms_principal_t  *p;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (PQntuples(res) != 1) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
+    }
+
+    p = &ctx->principal;
+    out[0] = &p->site_id;
+    out[1] = &p->workspace_id;
+    out[2] = &ctx->cors;
+
+    for (i = 0; i < 3; i++) {
+        if (i == 2 && PQgetisnull(res, 0, 2)) {
+            break;
+        }
+
+        out[i]->len = PQgetlength(res, 0, i);
+        out[i]->data = ngx_pnalloc(r->pool, out[i]->len);
+
+        if (out[i]->data == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(out[i]->data, PQgetvalue(res, 0, i), out[i]->len);
+    }
+
+    /* the rate limit's bucket is the site's: a rotated key keeps it */
+    p->key_id = p->site_id;
+
+    rc = ngx_http_cms_public_tag(r, ctx, NULL);
+
+    return rc == NGX_OK ? ctx->resume(r, ctx) : rc;
+}
+
+
+static ngx_int_t
+ngx_http_cms_public_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ctx->data = (void *) &ngx_http_cms_public_site_rec;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_public_site_sql,
+                                 &ctx->principal.site_id, 1,
+                                 ngx_http_cms_row_ok_done);
+}
+
+
+static ngx_int_t
+ngx_http_cms_public_pages(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ctx->data = (void *) &ngx_http_cms_public_page_rec;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_public_pages_sql,
+                                 &ctx->principal.site_id, 1,
+                                 ngx_http_cms_public_listed);
+}
+
+
+/* GET /public/pages/{id}/sections?locale= */
+static ngx_int_t
+ngx_http_cms_public_sections(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[4];
+
+    if (!cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    args[0] = ctx->principal.site_id;
+    args[1] = ctx->params[0];
+    ngx_str_null(&args[3]);
+
+    rc = ngx_http_cms_public_tag(r, ctx, &ctx->params[0]);
+
+    return rc == NGX_OK ? ngx_http_cms_public_page(r, ctx, args) : rc;
+}
+
+
+/* GET /public/sections?path=/about&locale=: the page with that slug */
+static ngx_int_t
+ngx_http_cms_public_by_path(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+    ngx_str_t  args[4];
+
+    args[0] = ctx->principal.site_id;
+    ngx_str_null(&args[1]);
+
+    rc = ngx_http_cms_query_arg(r, "path", 500, &args[3]);
+
+    if (rc == NGX_DECLINED || (rc == NGX_OK && args[3].len == 0)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "path");
+    }
+
+    return rc == NGX_OK ? ngx_http_cms_public_page(r, ctx, args) : rc;
+}
+
+
+/* a page's published sections: args[2] the ?locale= (checked here) */
+static ngx_int_t
+ngx_http_cms_public_page(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *args)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_query_arg(r, "locale", 64, &args[2]);
+
+    if (rc == NGX_OK && !cms_locale_valid((char *) args[2].data, args[2].len))
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_FIELD, "locale");
+    }
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    ctx->data = (void *) &ngx_http_cms_section_published;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_public_sections_sql, args,
+                                 4, ngx_http_cms_public_listed);
+}
+
+
+/* a list: a page's sections (its column 0 NULL: no such page) or pages */
+static ngx_int_t
+ngx_http_cms_public_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ctx->data != &ngx_http_cms_section_published) {
+        return ngx_http_cms_list_send_all(r, ctx->data, res);
+    }
+
+    return ngx_http_cms_list_send_under(r, ctx->data, res);
+}
+
+
+/* Surrogate-Key / Cache-Tag: "site-<id>", and " page-<id>" for a page's */
+static ngx_int_t
+ngx_http_cms_public_tag(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *page)
+{
+    u_char  *p;
+    size_t   len;
+
+    len = sizeof("site-") - 1 + ctx->principal.site_id.len;
+
+    if (page != NULL) {
+        len += sizeof(" page-") - 1 + page->len;
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->surrogate.data = p;
+    p = ngx_sprintf(p, "site-%V", &ctx->principal.site_id);
+
+    if (page != NULL) {
+        p = ngx_sprintf(p, " page-%V", page);
+    }
+
+    ctx->surrogate.len = p - ctx->surrogate.data;
+
+    return NGX_OK;
+}
+
+
+/* OPTIONS: any origin may ask; the GET's own answer names the site's */
+static ngx_int_t
+ngx_http_cms_public_preflight(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_uint_t  i;
+    ngx_str_t   empty = ngx_null_string;
+
+    static ngx_str_t  headers[][2] = {
+        { ngx_string("Access-Control-Allow-Methods"),
+          ngx_string("GET, HEAD, OPTIONS") },
+        { ngx_string("Access-Control-Allow-Headers"),
+          ngx_string("Authorization, If-None-Match") },
+        { ngx_string("Access-Control-Max-Age"), ngx_string("600") },
+    };
+
+    ngx_str_set(&ctx->cors, "*");
+
+    for (i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+        if (ngx_http_cms_header_add(r, &headers[i][0], &headers[i][1])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return ngx_http_cms_send_written(r, NGX_HTTP_NO_CONTENT, &empty);
+}

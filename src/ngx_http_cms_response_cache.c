@@ -1,0 +1,115 @@
+
+/*
+ * What makes an answer cacheable by browsers and CDNs: strong ETags (so
+ * that nginx's not-modified filter answers If-None-Match with 304), the
+ * public surface's Cache-Control and surrogate keys, and CORS.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_response.h"
+#include "ngx_http_cms_response_cache.h"
+#include "ngx_http_cms_crypto.h"
+
+
+/* a public 200: its ETag, the public Cache-Control, its surrogate keys */
+ngx_int_t
+ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *body)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    static ngx_str_t  cache_name = ngx_string("Cache-Control");
+    static ngx_str_t  surrogate_name = ngx_string("Surrogate-Key");
+    static ngx_str_t  tag_name = ngx_string("Cache-Tag");
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (ngx_http_cms_etag(r, body) != NGX_OK
+        || ngx_http_cms_header_add(r, &cache_name, &mcf->public_cache)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ctx->surrogate.len
+        && (ngx_http_cms_header_add(r, &surrogate_name, &ctx->surrogate)
+            != NGX_OK
+            || ngx_http_cms_header_add(r, &tag_name, &ctx->surrogate)
+               != NGX_OK))
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_etag(ngx_http_request_t *r, ngx_str_t *body)
+{
+    u_char           *etag;
+    ngx_table_elt_t  *h;
+
+    etag = ngx_pnalloc(r->pool, 2 + 64);
+    if (etag == NULL
+        || ngx_http_cms_crypto_sha256_hex(body, 1, etag + 1) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* 128 bits of the digest are enough to tell versions apart */
+    etag[0] = '"';
+    etag[33] = '"';
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "ETag");
+    h->value.data = etag;
+    h->value.len = 34;
+    h->lowcase_key = NULL;
+#if (nginx_version >= 1023000)
+    h->next = NULL;
+#endif
+
+    r->headers_out.etag = h;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_cache_cors(ngx_http_request_t *r, ngx_str_t *origin)
+{
+    ngx_uint_t  i;
+
+    static ngx_str_t  headers[][2] = {
+        { ngx_string("Vary"), ngx_string("Origin") },
+        { ngx_string("Access-Control-Expose-Headers"),
+          ngx_string("ETag, RateLimit, RateLimit-Policy, Retry-After,"
+                     " X-Request-Id") },
+    };
+
+    static ngx_str_t  allow = ngx_string("Access-Control-Allow-Origin");
+
+    if (ngx_http_cms_header_add(r, &allow, origin) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+        if (ngx_http_cms_header_add(r, &headers[i][0], &headers[i][1])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
