@@ -14,7 +14,10 @@ build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev lib
 run=(postgresql redis-server curl ca-certificates)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
-test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver)
+# openssl (the command) and libio-socket-ssl-perl: t/044 makes a CA and certificates, and
+# relays PostgreSQL's protocol over TLS.
+test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
+      openssl libio-socket-ssl-perl)
 # pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
 # metapackage on bookworm, so only wrk is extra.
 bench=(wrk)

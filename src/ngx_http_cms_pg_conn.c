@@ -274,19 +274,26 @@ ngx_http_cms_pg_follow(ngx_http_cms_pg_slot_t *slot)
  * up to 16 KB: OpenSSL takes the whole record from the kernel and keeps
  * the rest of its plaintext.  The socket is then empty, epoll reports
  * nothing more, and only SSL_pending() knows a read would succeed; a
- * caller that waited for an edge here would wait until its timeout.  A
- * partial record left in OpenSSL is not counted: its rest is still to
- * come through the socket, with an edge.
+ * caller that waited for an edge here would wait until its timeout.  (For
+ * one wakeup nginx's epoll module often calls the write handler after the
+ * read handler, which reads once more and hides this: a coincidence of
+ * the event module, not something to rely on.)  A partial record left in
+ * OpenSSL is not counted: its rest is still to come through the socket,
+ * with an edge.
  */
 ngx_int_t
 ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot, short events)
 {
+    size_t         n;
     struct pollfd  pfd;
 
-    if ((events & POLLIN)
-        && ngx_http_cms_crypto_tls_pending(PQsslStruct(slot->conn,
-                                                       "OpenSSL")))
-    {
+    n = (events & POLLIN)
+        ? ngx_http_cms_crypto_tls_pending(PQsslStruct(slot->conn, "OpenSSL"))
+        : 0;
+
+    if (n) {
+        ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
+                       "cms pg tls: %uz bytes decrypted, not read yet", n);
         return NGX_OK;
     }
 
