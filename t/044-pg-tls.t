@@ -3,11 +3,11 @@
 # with a server certificate for db.test from a throwaway CA made here with openssl.
 # cms_postgres connects to hostaddr=127.0.0.1 with host=db.test sslmode=verify-full
 # sslrootcert=CA: the smoke routes pass through it, and so do answers larger than libpq's
-# buffer (a 400 KiB article, a page of 100 articles, 50 requests at once), which is what
-# exercises reading what OpenSSL holds decrypted with the socket already empty; the same
-# again through a relay that writes 16 KiB records (PostgreSQL 15 writes 8 KiB ones, which
-# libpq's reads of at least 8 KiB always take whole): part of such a record stays in
-# OpenSSL when libpq reads it into less room, and no event will announce it. Another
+# buffer (pages of 1 to 100 articles, a 450 KB article, 50 large reads at once), whole.
+# The same again through a relay that writes 16 KiB records: PostgreSQL 15 writes 8 KiB
+# ones, which libpq's reads (never into less than 8 KiB of room) always take whole, while
+# part of a 16 KiB record stays decrypted in OpenSSL when libpq reads it into less room,
+# with no event to announce it; the debug log shows the pool finding such bytes. Another
 # CA, or a host= the certificate does not name, answers 503 service_unavailable with the
 # TLS failure in error.log; sslmode=require works without a root certificate; nginx -t
 # refuses verify-* without sslrootcert=, verify-full without host=, prefer and allow
@@ -17,7 +17,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(req diag_resp check_err signup workspace key);
-use File::Path qw(make_path remove_tree);
+use File::Path qw(make_path);
 use IO::Select ();
 use IO::Socket::INET ();
 use POSIX ();
