@@ -16,8 +16,10 @@ run=(postgresql redis-server curl ca-certificates)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
 # libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006).
+# openssl (the command) and libio-socket-ssl-perl: t/044 makes a CA and certificates, and
+# relays PostgreSQL's protocol over TLS.
 test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
-      libyaml-libyaml-perl)
+      libyaml-libyaml-perl openssl libio-socket-ssl-perl)
 # pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
 # metapackage on bookworm, so only wrk is extra.
 bench=(wrk)

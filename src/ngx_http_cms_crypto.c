@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 #include <openssl/rand.h>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_conf.h"
@@ -69,6 +70,22 @@ ngx_http_cms_crypto_random(u_char *buf, size_t n)
     }
 
     return NGX_OK;
+}
+
+
+size_t
+ngx_http_cms_crypto_tls_pending(void *ssl)
+{
+    int  n;
+
+    if (ssl == NULL) {
+        return 0;
+    }
+
+    /* processed records only: a partial record needs the socket anyway */
+    n = SSL_pending(ssl);
+
+    return n > 0 ? (size_t) n : 0;
 }
 
 

@@ -75,6 +75,14 @@ ngx_int_t ngx_http_cms_crypto_mint_key(ngx_http_request_t *r,
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
 
+/*
+ * Bytes a TLS connection ("ssl", an OpenSSL SSL * as libpq's
+ * PQsslStruct(conn, "OpenSSL") gives it, or NULL) has decrypted and not
+ * handed out yet: a reader may find them with the socket empty, so no
+ * event announces them.  0 for NULL.
+ */
+size_t ngx_http_cms_crypto_tls_pending(void *ssl);
+
 /* a new UUIDv7 (now, and random bits) in "pool"; NGX_OK or NGX_ERROR */
 ngx_int_t ngx_http_cms_crypto_uuid7(ngx_pool_t *pool, ngx_str_t *id);
 

@@ -6,7 +6,9 @@
  * nginx's epoll is edge-triggered and libpq does not always read or write
  * what an edge announced (ASYNC-NOTES.md), so before waiting for an edge
  * every step asks poll(2) with a zero timeout whether the socket is already
- * ready, and goes on at once if it is.
+ * ready, and goes on at once if it is.  Over TLS, OpenSSL may hold
+ * decrypted bytes with the socket empty: the same check counts them
+ * (ngx_http_cms_pg_ready()).
  *
  * A query belongs to a request but lives in the slot's care: a request-pool
  * cleanup detaches it, after which the slot drains the result (bounded by
@@ -28,6 +30,7 @@
 static ngx_int_t ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q);
 static ngx_int_t ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot);
+static ngx_int_t ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot);
@@ -508,11 +511,33 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
         ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
                       "cms: PQsendQuery failed: %s",
                       PQerrorMessage(slot->conn));
-        q->slot = NULL;
-        slot->query = NULL;
-        return NGX_ERROR;
+        goto failed;
     }
 
+    if (ngx_http_cms_pg_sent(slot) == NGX_OK) {
+        return NGX_OK;
+    }
+
+failed:
+
+    q->slot = NULL;
+    slot->query = NULL;
+
+    return NGX_ERROR;
+}
+
+
+/*
+ * A statement was handed to libpq: the query timer starts and what libpq
+ * holds is flushed.  PQflush() reads when the socket is full (so that a
+ * server writing back cannot deadlock it): what it read sits in libpq or
+ * OpenSSL, and the edge that announced it may be spent.  Then the result
+ * is taken from a posted read event, never from here: the request's
+ * handler has not returned NGX_DONE yet.  NGX_OK or NGX_ERROR (logged).
+ */
+static ngx_int_t
+ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot)
+{
     if (slot->timer.timer_set) {
         ngx_del_timer(&slot->timer);
     }
@@ -520,9 +545,13 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_add_timer(&slot->timer, ngx_http_cms_pg_pool.conf->query_timeout);
 
     if (ngx_http_cms_pg_send(slot) == NGX_ERROR) {
-        q->slot = NULL;
-        slot->query = NULL;
         return NGX_ERROR;
+    }
+
+    if (!PQisBusy(slot->conn)
+        || ngx_http_cms_pg_ready(slot, POLLIN) == NGX_OK)
+    {
+        ngx_post_event(slot->c->read, &ngx_posted_events);
     }
 
     return NGX_OK;
@@ -630,7 +659,7 @@ ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
             }
         }
 
-        /* libpq may leave bytes in the kernel: no new edge would come */
+        /* bytes left in the kernel or in OpenSSL: no new edge would come */
         if (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED) {
             return NGX_AGAIN;
         }

@@ -18,6 +18,12 @@
 
 static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
     PQconninfoOption *opts);
+static ngx_int_t ngx_http_cms_pg_tls(ngx_conf_t *cf, PQconninfoOption *opts,
+    ngx_uint_t addr, const char *host);
+static ngx_int_t ngx_http_cms_pg_tls_files(ngx_conf_t *cf,
+    PQconninfoOption *opts, ngx_uint_t tls);
+static const char *ngx_http_cms_pg_option(PQconninfoOption *opts,
+    const char *keyword);
 static ngx_int_t ngx_http_cms_pg_complete(ngx_conf_t *cf,
     ngx_http_cms_pg_conf_t *pcf, PQconninfoOption *opts);
 static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
@@ -84,9 +90,10 @@ ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 /*
  * Parses the conninfo with libpq's own (pure) parser and refuses what
- * would block a worker: a host name (libpq resolves it with a blocking
- * name lookup), a service file, TLS (buffered plaintext is invisible to
- * the readiness checks).  Adds what non-blocking operation needs.
+ * would block a worker (a host name: libpq resolves it with a blocking
+ * name lookup; a service file) and the TLS settings that could end in
+ * plain text or in a failure at every connect.  Adds what non-blocking
+ * operation needs.
  */
 static char *
 ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
@@ -126,18 +133,17 @@ ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
 }
 
 
-/* a service file, a host name or TLS: logged, NGX_ERROR */
+/* a service file, a host name, or TLS settings refused: logged, NGX_ERROR */
 /* long: one pass over the options, one refusal each */
 static ngx_int_t
 ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
 {
-    const char        *host, *sslmode;
+    const char        *host;
     ngx_uint_t         addr;
     PQconninfoOption  *o;
 
     addr = 0;
     host = NULL;
-    sslmode = NULL;
 
     for (o = opts; o->keyword; o++) {
         if (o->val == NULL) {
@@ -162,9 +168,6 @@ ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
         } else if (ngx_strcmp(o->keyword, "host") == 0) {
             host = o->val;
 
-        } else if (ngx_strcmp(o->keyword, "sslmode") == 0) {
-            sslmode = o->val;
-
         } else if (ngx_strcmp(o->keyword, "service") == 0) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "cms_postgres: \"service\" is not supported");
@@ -181,15 +184,141 @@ ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
         return NGX_ERROR;
     }
 
-    if (sslmode != NULL && ngx_strcmp(sslmode, "disable") != 0) {
+    return ngx_http_cms_pg_tls(cf, opts, addr, host);
+}
+
+
+/*
+ * TLS: "disable" (what we add when no sslmode is given), "require",
+ * "verify-ca" and "verify-full".  "prefer" and "allow" are refused: each
+ * may end in plain text without a word in any log.  Verification needs
+ * sslrootcert=, since a worker has no ~/.postgresql/root.crt to fall back
+ * on, and verify-full needs host= naming the certificate's name: libpq
+ * checks the certificate against host= and connects to hostaddr= (no
+ * lookup).  libpq never uses TLS over a unix socket, so a socket folder
+ * with TLS asked for is refused rather than silently plain.
+ */
+/* long: one refusal each, with its reason */
+static ngx_int_t
+ngx_http_cms_pg_tls(ngx_conf_t *cf, PQconninfoOption *opts, ngx_uint_t addr,
+    const char *host)
+{
+    const char  *mode;
+
+    /* libpq's parser turns "requiressl" into "require" or "prefer" */
+    mode = ngx_http_cms_pg_option(opts, "sslmode");
+
+    if (mode == NULL || ngx_strcmp(mode, "disable") == 0) {
+        return ngx_http_cms_pg_tls_files(cf, opts, 0);
+    }
+
+    if (ngx_strcmp(mode, "require") != 0
+        && ngx_strcmp(mode, "verify-ca") != 0
+        && ngx_strcmp(mode, "verify-full") != 0)
+    {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_postgres: sslmode \"%s\" is not supported, "
-                           "only \"disable\" (use a local socket or a "
-                           "trusted network)", sslmode);
+                           "cms_postgres: sslmode \"%s\" is not supported: "
+                           "use \"disable\", \"require\", \"verify-ca\" or "
+                           "\"verify-full\" (\"prefer\" and \"allow\" may "
+                           "fall back to plain text)", mode);
         return NGX_ERROR;
     }
 
+    if (!addr) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_postgres: sslmode \"%s\" needs \"hostaddr=\": "
+                           "libpq does not use TLS over a unix socket", mode);
+        return NGX_ERROR;
+    }
+
+    if (mode[0] == 'v'
+        && ngx_http_cms_pg_option(opts, "sslrootcert") == NULL)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_postgres: sslmode \"%s\" needs "
+                           "\"sslrootcert=\" (the CA certificates to verify "
+                           "the server with; a worker has no "
+                           "~/.postgresql/root.crt)", mode);
+        return NGX_ERROR;
+    }
+
+    if (ngx_strcmp(mode, "verify-full") == 0 && host == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_postgres: sslmode \"verify-full\" needs "
+                           "\"host=\" with the name the server's certificate "
+                           "carries (the address stays in \"hostaddr=\")");
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_pg_tls_files(cf, opts, 1);
+}
+
+
+/*
+ * The files libpq reads at every TLS connect, in the worker: absolute
+ * (a worker's working folder is not the configuration's) and present
+ * now, so that a typo fails nginx -t rather than every connect.  Without
+ * TLS they would be ignored: refused, as a sign of a missing sslmode.
+ */
+static ngx_int_t
+ngx_http_cms_pg_tls_files(ngx_conf_t *cf, PQconninfoOption *opts,
+    ngx_uint_t tls)
+{
+    ngx_uint_t        i;
+    const char       *path;
+    ngx_file_info_t   fi;
+
+    static const char  *files[] = {
+        "sslrootcert", "sslcert", "sslkey", "sslcrl", "sslcrldir", NULL
+    };
+
+    for (i = 0; files[i] != NULL; i++) {
+        path = ngx_http_cms_pg_option(opts, files[i]);
+
+        if (path == NULL) {
+            continue;
+        }
+
+        if (!tls) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_postgres: \"%s=\" needs \"sslmode=\" "
+                               "\"require\", \"verify-ca\" or "
+                               "\"verify-full\"", files[i]);
+            return NGX_ERROR;
+        }
+
+        if (path[0] != '/') {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_postgres: \"%s=\" must be an absolute "
+                               "path", files[i]);
+            return NGX_ERROR;
+        }
+
+        if (ngx_file_info((u_char *) path, &fi) == NGX_FILE_ERROR) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                               "cms_postgres: %s \"%s\" cannot be read",
+                               files[i], path);
+            return NGX_ERROR;
+        }
+    }
+
     return NGX_OK;
+}
+
+
+/* the value given to "keyword", or NULL */
+static const char *
+ngx_http_cms_pg_option(PQconninfoOption *opts, const char *keyword)
+{
+    PQconninfoOption  *o;
+
+    for (o = opts; o->keyword; o++) {
+        if (o->val != NULL && ngx_strcmp(o->keyword, keyword) == 0) {
+            return o->val;
+        }
+    }
+
+    return NULL;
 }
 
 
@@ -201,21 +330,15 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
     PQconninfoOption *opts)
 {
     char              *p;
-    ngx_uint_t         n, i, timeout, ssl;
+    ngx_uint_t         n, i, timeout;
     const char        *options;
     PQconninfoOption  *o;
 
     n = 0;
-    ssl = 0;
-    options = NULL;
+    options = ngx_http_cms_pg_option(opts, "options");
 
     for (o = opts; o->keyword; o++) {
         n += (o->val != NULL);
-        ssl |= (o->val != NULL && ngx_strcmp(o->keyword, "sslmode") == 0);
-
-        if (o->val != NULL && ngx_strcmp(o->keyword, "options") == 0) {
-            options = o->val;
-        }
     }
 
     pcf->keywords = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
@@ -269,7 +392,7 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
     pcf->keywords[i] = "fallback_application_name";
     pcf->values[i++] = "ngx_http_cms";
 
-    if (!ssl) {
+    if (ngx_http_cms_pg_option(opts, "sslmode") == NULL) {
         pcf->keywords[i] = "sslmode";
         pcf->values[i] = "disable";
     }

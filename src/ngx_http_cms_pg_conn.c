@@ -16,10 +16,12 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_pg_int.h"
 #include "ngx_http_cms_metrics.h"
+#include "ngx_http_cms_crypto.h"
 
 
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
 static ino_t ngx_http_cms_pg_inode(ngx_socket_t fd);
+static ngx_int_t ngx_http_cms_pg_follow(ngx_http_cms_pg_slot_t *slot);
 
 
 ngx_int_t
@@ -184,24 +186,8 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
             return NGX_ERROR;
         }
 
-        /*
-         * libpq moves to the next host or address by closing its socket
-         * and opening another, which usually gets the same number: the
-         * socket's inode tells them apart.  The closed one left epoll
-         * with its last descriptor, so the new one must be added.
-         */
-        if (slot->c == NULL || PQsocket(slot->conn) != slot->c->fd
-            || ngx_http_cms_pg_inode(slot->c->fd) != slot->ino)
-        {
-            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
-                           "cms pg socket switched, fd:%d",
-                           PQsocket(slot->conn));
-
-            ngx_http_cms_pg_unwrap(slot);
-
-            if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
-                return NGX_ERROR;
-            }
+        if (ngx_http_cms_pg_follow(slot) != NGX_OK) {
+            return NGX_ERROR;
         }
 
         switch (st) {
@@ -218,6 +204,12 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
             return NGX_OK;
 
         case PGRES_POLLING_READING:
+            /*
+             * With TLS libpq reads the answer to its SSLRequest, runs
+             * the handshake (SSL_connect() asks for reading or writing
+             * in turn) and then authenticates through OpenSSL: ready()
+             * counts what OpenSSL already holds.
+             */
             if (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED) {
                 return NGX_AGAIN;
             }
@@ -247,13 +239,63 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
 }
 
 /*
- * poll(2) with a zero timeout: NGX_OK when the socket is ready for
- * "events" (or has an error or EOF pending), NGX_DECLINED when not.
+ * libpq moves to the next host or address (a refusal, a failed TLS
+ * handshake or certificate check) by closing its socket and opening
+ * another, which usually gets the same number: the socket's inode tells
+ * them apart.  The closed one left epoll with its last descriptor, so the
+ * new one must be added.  NGX_OK, or NGX_ERROR.
+ */
+static ngx_int_t
+ngx_http_cms_pg_follow(ngx_http_cms_pg_slot_t *slot)
+{
+    if (slot->c != NULL && PQsocket(slot->conn) == slot->c->fd
+        && ngx_http_cms_pg_inode(slot->c->fd) == slot->ino)
+    {
+        return NGX_OK;
+    }
+
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
+                   "cms pg socket switched, fd:%d", PQsocket(slot->conn));
+
+    ngx_http_cms_pg_unwrap(slot);
+
+    return ngx_http_cms_pg_wrap(slot);
+}
+
+
+/*
+ * Whether libpq would find something without waiting: NGX_OK when the
+ * socket is ready for "events" (or has an error or EOF pending), or, for
+ * reading over TLS, when OpenSSL holds decrypted bytes; NGX_DECLINED when
+ * neither.  poll(2) with a zero timeout sees only the kernel's buffer.
+ *
+ * With TLS, PQconsumeInput() reads through SSL_read() at most the free
+ * space of libpq's buffer (8 to 16 KB at first), while a record carries
+ * up to 16 KB: OpenSSL takes the whole record from the kernel and keeps
+ * the rest of its plaintext.  The socket is then empty, epoll reports
+ * nothing more, and only SSL_pending() knows a read would succeed; a
+ * caller that waited for an edge here would wait until its timeout.  (For
+ * one wakeup nginx's epoll module often calls the write handler after the
+ * read handler, which reads once more and hides this: a coincidence of
+ * the event module, not something to rely on.)  A partial record left in
+ * OpenSSL is not counted: its rest is still to come through the socket,
+ * with an edge.
  */
 ngx_int_t
 ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot, short events)
 {
+    size_t         n;
     struct pollfd  pfd;
+
+    n = (events & POLLIN)
+        ? ngx_http_cms_crypto_tls_pending(PQsslStruct(slot->conn, "OpenSSL"))
+        : 0;
+
+    if (n) {
+        ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
+                       "cms pg tls: %uz bytes decrypted, not read yet", n);
+        return NGX_OK;
+    }
 
     pfd.fd = PQsocket(slot->conn);
     pfd.events = events;

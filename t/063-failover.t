@@ -23,16 +23,10 @@ my $dir = "/tmp/relpool-fo-$$";
 my ($p1, $p2) = (free_port(), free_port());
 my $db = 'cms_failover';
 
-sub as_pg {
-    my @cmd = @_;
-    unshift @cmd, 'runuser', '-u', 'postgres', '--' if $> == 0;
-    my $out = `cd / && @{[ join ' ', map { "'$_'" } @cmd ]} 2>&1`;
-    return ($? >> 8, $out);
-}
 sub ctl {
     my ($data, @args) = @_;
-    my ($rc, $out) = as_pg("$bin/pg_ctl", '-D', "$dir/$data", '-l', "$dir/$data.log",
-                           '-w', '-t', '30', @args);
+    my ($rc, $out) = as_postgres("$bin/pg_ctl", '-D', "$dir/$data", '-l',
+                                 "$dir/$data.log", '-w', '-t', '30', @args);
     die "pg_ctl @args ($data): $out" if $rc;
 }
 sub q_on {
@@ -45,7 +39,7 @@ sub q_on {
 END {
     if ($dir && -d $dir) {
         for my $d (qw(primary standby)) {
-            as_pg("$bin/pg_ctl", '-D', "$dir/$d", '-m', 'immediate', '-w', 'stop')
+            as_postgres("$bin/pg_ctl", '-D', "$dir/$d", '-m', 'immediate', '-w', 'stop')
                 if -f "$dir/$d/postmaster.pid";
         }
         remove_tree($dir);
@@ -56,8 +50,8 @@ END {
 make_path($dir);
 chmod 0755, $dir;
 chown scalar(getpwnam('postgres')), -1, $dir if $> == 0;
-my ($rc, $out) = as_pg("$bin/initdb", '-D', "$dir/primary", '-A', 'trust', '-U', 'postgres',
-                       '-E', 'UTF8', '--locale=C', '--no-sync');
+my ($rc, $out) = as_postgres("$bin/initdb", '-D', "$dir/primary", '-A', 'trust',
+                             '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync');
 die "initdb: $out" if $rc;
 open my $conf, '>>', "$dir/primary/postgresql.conf" or die;
 print $conf "listen_addresses = '127.0.0.1'\nport = $p1\nunix_socket_directories = '$dir'\n"
@@ -69,9 +63,9 @@ q_on($p1, "CREATE DATABASE $db");
                       "hostaddr=127.0.0.1 port=$p1 dbname=$db user=postgres") >> 8, '');
 is $rc, 0, 'the primary is migrated';
 
-($rc, $out) = as_pg("$bin/pg_basebackup", '-h', '127.0.0.1', '-p', $p1, '-U', 'postgres',
-                    '-D', "$dir/standby", '-R', '-X', 'stream', '-c', 'fast',
-                    '--no-sync');
+($rc, $out) = as_postgres("$bin/pg_basebackup", '-h', '127.0.0.1', '-p', $p1,
+                          '-U', 'postgres', '-D', "$dir/standby", '-R', '-X', 'stream',
+                          '-c', 'fast', '--no-sync');
 die "pg_basebackup: $out" if $rc;
 open $conf, '>>', "$dir/standby/postgresql.conf" or die;
 print $conf "port = $p2\n";

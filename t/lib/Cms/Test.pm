@@ -170,6 +170,12 @@ returns an array ref of rows, each an array ref (NULL is undef). Dies with psql'
 C<scripts/services.sh> on the shared services in C<TEST_CMS_VAR>: they affect later files
 too, so a file that stops one starts it again.
 
+=item as_postgres(@command)
+
+Runs a command (a PostgreSQL server program: C<initdb>, C<pg_ctl>, ...) as the
+C<postgres> user when the file runs as root (the server refuses root), from C</>; returns
+C<(exit status, stdout and stderr)>. For files that start a PostgreSQL of their own.
+
 =item error_log_lines(), error_log_size()
 
 Lines of C<logs/error.log>; its size (to read only what comes after:
@@ -212,7 +218,7 @@ our @EXPORT = qw(
     run_tests done_testing set_var var set_conf_defaults
     start_nginx stop_nginx restart_nginx render_conf nginx_test
     http raw_http start_request finish_request parallel_requests abort_requests
-    psql psql_admin pg_stop pg_start pg_restart redis_stop redis_start
+    psql psql_admin pg_stop pg_start pg_restart redis_stop redis_start as_postgres
     error_log_lines error_log_size master_pid worker_pids allow_error_log
     port prefix db_name free_port json_subset wait_until
 );
@@ -678,6 +684,13 @@ sub _services {
     my ($rc, $out, $err) = _run(["$S{root}/scripts/services.sh", $cmd, $S{var}]);
     die "services.sh $cmd failed: $out$err" if $rc;
     return 1;
+}
+
+sub as_postgres {
+    my @cmd = @_;
+    unshift @cmd, 'runuser', '-u', 'postgres', '--' if $> == 0;
+    my $out = `cd / && @{[ join ' ', map { "'$_'" } @cmd ]} 2>&1`;
+    return ($? >> 8, $out);
 }
 
 sub pg_stop { _services('pg-stop') }
