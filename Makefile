@@ -115,11 +115,20 @@ unit: $(UNIT_BINS)
 test: deps-test
 	@$(MAKE) --no-print-directory test-run ASAN=$(ASAN) FAULTS=1
 
+# The files that measure time, load the machine or stop and start servers run one at a
+# time; every other file has its own database, nginx and ports, and two run at once.
+TESTS := $(sort $(wildcard t/*.t))
+TESTS_ALONE := $(filter $(patsubst %,t/%-%,030 032 034 038 039 044 045 047 048 049 050 060 061 062 063 \
+                 064 070 203 204 205 301),$(TESTS))
+TESTS_PAIRED := $(filter-out $(TESTS_ALONE),$(TESTS))
+PROVE_JOBS ?= 2
+
 test-run:
 	@$(MAKE) --no-print-directory build unit ASAN=$(ASAN) FAULTS=$(FAULTS)
 	TEST_CMS_MODULE=$(MODULE_ABS) TEST_CMS_ASAN=$(ASAN) TEST_CMS_FAULTS=$(FAULTS) \
 	    TEST_CMS_ADMIN=$(CURDIR)/$(BUILD)/cms-admin \
-	    scripts/test-env.sh prove -r -I t/lib t/
+	    scripts/test-env.sh bash -c 'prove -I t/lib $(TESTS_ALONE) \
+	        && prove -j$(PROVE_JOBS) -I t/lib $(TESTS_PAIRED)'
 
 # --- running it -----------------------------------------------------------------------
 

@@ -157,7 +157,7 @@ my @MED = (tables => ['media_assets']);
 my @TEAM = (tables => [qw(members invitations audit_events)]);
 my @SITE = (tables => ['sites']);
 my @PAGE = (tables => ['pages']);
-my @SECT = (tables => [qw(sections outbox_events)]);
+my @SECT = (tables => ['sections']);
 
 my @MATRIX = (
     # articles
