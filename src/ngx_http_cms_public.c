@@ -39,6 +39,10 @@ static ngx_int_t ngx_http_cms_public_sections(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_public_by_path(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_entries(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_entry(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_public_page(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 static ngx_int_t ngx_http_cms_public_listed(ngx_http_request_t *r,
@@ -97,6 +101,49 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_pages_sql =
         " WHERE p.site_id = $1"
         " ORDER BY p.position, p.created_at, p.id LIMIT 1000", 1);
 
+/* a published entry of an enabled module, after column 0 */
+static const ngx_http_cms_col_t  ngx_http_cms_public_entry_cols[] = {
+    { "id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "data", 2, NGX_HTTP_CMS_COL_JSON },
+    { "created_at", 3, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 4, NGX_HTTP_CMS_COL_STRING },
+};
+
+static const ngx_http_cms_record_t  ngx_http_cms_public_entry_rec = {
+    "custom_entry", "custom_entries", ngx_http_cms_public_entry_cols,
+    sizeof(ngx_http_cms_public_entry_cols) / sizeof(ngx_http_cms_col_t)
+};
+
+/* the workspace's enabled module "slug" ($1, $2), on a plan with them */
+#define NGX_HTTP_CMS_PUBLIC_MODULE                                           \
+    " m.workspace_id = $1 AND m.slug = $2 AND m.enabled"                     \
+    " AND cms_custom_modules_allowed($1)"
+
+#define NGX_HTTP_CMS_PUBLIC_ENTRY                                            \
+    " c.id, c.data, cms_ts(c.created_at), cms_ts(c.updated_at)"
+
+/* a page of published entries, newest first; a NULL total: no module */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_entries_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT t.total, e.* FROM (SELECT m.id AS mid,"
+        "  (SELECT count(*) FROM custom_entries c WHERE c.module_id = m.id"
+        "    AND c.status = 'published') AS total"
+        "  FROM custom_modules m WHERE" NGX_HTTP_CMS_PUBLIC_MODULE
+        "  UNION ALL SELECT NULL, NULL LIMIT 1 OFFSET 0) t"
+        " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_PUBLIC_ENTRY
+        "  FROM custom_entries c WHERE c.module_id = t.mid"
+        "   AND c.status = 'published'"
+        "  ORDER BY c.created_at DESC, c.id DESC LIMIT $3 OFFSET $4) e"
+        " ON true", 4);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_entry_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT 1," NGX_HTTP_CMS_PUBLIC_ENTRY " FROM custom_modules m"
+        " JOIN custom_entries c ON c.module_id = m.id AND c.id = $3::uuid"
+        "  AND c.status = 'published'"
+        " WHERE" NGX_HTTP_CMS_PUBLIC_MODULE, 3);
+
+
 /*
  * A page of the key's site ($1 site, $2 the page's id or $4 its slug, $3
  * a locale or the workspace's default): column 0 the page's id, NULL when
@@ -136,6 +183,14 @@ ngx_http_cms_route_t  ngx_http_cms_public_routes[] = {
     { NGX_HTTP_GET, ngx_string("/public/sections"),
       NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
       ngx_http_cms_public_by_path, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/public/custom/:slug/entries"),
+      NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
+      ngx_http_cms_public_entries, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/public/custom/:slug/entries/:id"),
+      NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY, 0,
+      ngx_http_cms_public_entry, NULL, NULL, 0 },
 
     ngx_http_cms_null_route
 };
@@ -321,6 +376,41 @@ ngx_http_cms_public_page(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_public_sections_sql, args,
                                  4, ngx_http_cms_public_listed);
+}
+
+
+/* GET /public/custom/{slug}/entries: published, paged like every list */
+static ngx_int_t
+ngx_http_cms_public_entries(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  args[4];
+
+    args[0] = ctx->principal.workspace_id;
+    args[1] = ctx->params[0];
+
+    return ngx_http_cms_list_query(r, &ngx_http_cms_public_entries_sql, args,
+                                   4, &ngx_http_cms_public_entry_rec);
+}
+
+
+/* GET /public/custom/{slug}/entries/{id}: a draft is not found */
+static ngx_int_t
+ngx_http_cms_public_entry(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t  args[3];
+
+    if (!cms_uuid_valid((char *) ctx->params[1].data, ctx->params[1].len)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    args[0] = ctx->principal.workspace_id;
+    args[1] = ctx->params[0];
+    args[2] = ctx->params[1];
+
+    ctx->data = (void *) &ngx_http_cms_public_entry_rec;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_public_entry_sql, args, 3,
+                                 ngx_http_cms_row_ok_done);
 }
 
 

@@ -12,6 +12,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Time::HiRes ();
+use JSON::PP ();
 use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key make_key $UUID);
 
 signup_defaults(email_prefix => 'pub');
@@ -122,6 +123,43 @@ is_deeply pub("$sec?locale=fr")->{json}, { sections => [] }, 'another locale: no
 check_err(pub("/v1/public/pages/$theirs/sections"), 404, 'not_found', "another site's page");
 check_err(pub('/v1/public/pages/not-a-uuid/sections'), 404, 'not_found', 'a malformed id');
 check_err(pub("/v1/public/sections?path=/theirs"), 404, 'not_found', "another site's path");
+
+# --- custom entries: published ones of enabled modules ----------------------------------------------
+
+{
+    my $KC = key($ot, $wid, 'custom', qw(custom:read custom:write));
+    my $m = req(POST => "/v1/workspaces/$wid/custom-modules", $ot,
+                { slug => 'products', name => 'Products',
+                  schema => { fields => [{ key => 'title', label => 'Title', type => 'text' }] } });
+    is $m->{status}, 201, 'a module' or diag diag_resp($m);
+    my %e;
+    for my $t (qw(one two three)) {
+        $e{$t} = req(POST => '/v1/api/custom/products/entries', $KC, { data => { title => $t } })->{json}{custom_entry}{id};
+    }
+    $e{draft} = req(POST => '/v1/api/custom/products/entries', $KC,
+                    { data => { title => 'draft' }, status => 'draft' })->{json}{custom_entry}{id};
+    like $e{draft} // '', $UUID, 'a draft entry';
+    $r = pub('/v1/public/custom/products/entries');
+    is $r->{status}, 200, 'entries' or diag diag_resp($r);
+    is_deeply [map { $_->{data}{title} } @{ $r->{json}{custom_entries} }], [qw(three two one)],
+        'published entries only, newest first';
+    is_deeply [sort keys %{ $r->{json}{custom_entries}[0] }], [sort qw(id data created_at updated_at)],
+        'an entry: public fields only';
+    is_deeply $r->{json}{pagination}, { total => 3, limit => 50, offset => 0 }, 'paged: the draft not counted';
+    $r = pub('/v1/public/custom/products/entries?limit=2&offset=2');
+    is_deeply [map { $_->{data}{title} } @{ $r->{json}{custom_entries} }], ['one'], 'the last page';
+    $r = pub("/v1/public/custom/products/entries/$e{two}");
+    is $r->{json}{custom_entry}{data}{title}, 'two', 'one entry' or diag diag_resp($r);
+    like $r->{headers}{etag} // '', qr/^"[0-9a-f]{32}"$/, 'an entry has its ETag';
+    check_err(pub("/v1/public/custom/products/entries/$e{draft}"), 404, 'not_found', 'a draft entry: 404');
+    check_err(pub('/v1/public/custom/products/entries/not-a-uuid'), 404, 'not_found', 'a malformed id');
+    check_err(pub('/v1/public/custom/nothing/entries'), 404, 'not_found', 'an unknown module');
+    req(PATCH => "/v1/workspaces/$wid/custom-modules/$m->{json}{custom_module}{id}", $ot, { enabled => JSON::PP::false });
+    check_err(pub('/v1/public/custom/products/entries'), 404, 'not_found', 'a disabled module: 404');
+    check_err(pub("/v1/public/custom/products/entries/$e{one}"), 404, 'not_found', "a disabled module's entry: 404");
+    my $m2 = req(POST => "/v1/workspaces/$wid2/custom-modules", $other->{token}, { slug => 'theirs', name => 'T' });
+    check_err(pub('/v1/public/custom/theirs/entries'), 404, 'not_found', "another workspace's module");
+}
 
 # --- CORS ------------------------------------------------------------------------------------
 

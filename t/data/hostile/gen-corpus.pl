@@ -649,6 +649,11 @@ __DATA__
   {"route": "GET /v1/public/pages/:id/sections", "cred": "pk", "params": {"id": "{{page}}"},
    "query": {"locale": {"value": "en"}}},
   {"route": "GET /v1/public/sections", "cred": "pk", "query": {"path": {"value": "/target"}, "locale": {"value": "en"}}},
+  {"route": "GET /v1/public/custom/:slug/entries", "cred": "pk", "params": {"slug": "{{custom}}"},
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "GET /v1/public/custom/:slug/entries/:id", "cred": "pk",
+   "params": {"slug": "{{custom}}", "id": "{{custom_entry}}"}},
 
   {"route": "POST /v1/api/media", "cred": "api", "body": {"title": "Hostile {{n}}", "mime_type": "image/png"},
    "fields": "media"},
