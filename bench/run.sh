@@ -12,7 +12,9 @@
 # one article's comments among 20,000), and the list's
 # p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE), and
 # GET /v1/api/custom/{slug}/entries?filter[colour]=black (10,000 entries, BENCH_ENTRIES)
-# against pgbench running its two statements (goal: a ratio of 0.6 or more).
+# against pgbench running its two statements (goal: a ratio of 0.6 or more), and the
+# public surface: GET /v1/public/pages/{id}/sections?key= (10,000 pages, BENCH_PAGES)
+# and its 304, against the static copy and nginx's own 304 for it (goal: 0.8).
 # Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
@@ -64,6 +66,8 @@ http {
     cms_thread_pool default;
     cms_events_interval 200ms;
     cms_storage $prefix/storage;
+    # the public surface's rate limit (120/min a site) would answer wrk 429
+    cms_public_rate_limit off;
     server {
         listen 127.0.0.1:$port backlog=1024;
         location /v1/ { cms; }
@@ -303,6 +307,60 @@ run_wrk "static file of the same size" /static/media.json
 b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/media.sql"
 row "GET /v1/api/media?limit=20" "$a" "$b" "$tps"
+
+# The public surface (src/ngx_http_cms_public.c): a page's published sections by the
+# site's publishable key, among 10,000 pages of the site with a published section each;
+# then the same read revalidated (If-None-Match: 304), against nginx revalidating the
+# static copy.  The reference: the key lookup and the page's published sections.
+tok=$(curl -s -H 'Content-Type: application/json' -d '{"email":"bench@example.com","password":"bench-password-1"}' \
+          "$url/v1/auth/login" | perl -MJSON::PP -0ne 'print decode_json($_)->{token}')
+site=$(curl -s -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d '{"name":"Bench site"}' \
+           "$url/v1/workspaces/$ws/sites")
+pk=$(perl -MJSON::PP -e 'print decode_json($ARGV[0])->{site}{publishable_key}' "$site")
+sid=$(perl -MJSON::PP -e 'print decode_json($ARGV[0])->{site}{id}' "$site")
+page=$(curl -s -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
+           -d '{"slug":"/bench","title":"Bench page"}' "$url/v1/workspaces/$ws/sites/$sid/pages" |
+       perl -MJSON::PP -0ne 'print decode_json($_)->{page}{id}')
+pkey=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name bench-pages \
+           --scopes pages:read,pages:write)
+for k in hero features footer; do
+    curl -s -o /dev/null -X PUT -H "Authorization: Bearer $pkey" -H 'Content-Type: application/json' \
+        -d "{\"section_key\":\"$k\",\"data\":{\"title\":\"Bench $k\",\"body\":{\"html\":\"$body\"},\"image\":{\"src\":\"https://cdn.example.com/$k.png\",\"alt\":\"$k\"}}}" \
+        "$url/v1/api/pages/$page/sections"
+done
+curl -s -o /dev/null -X POST -H "Authorization: Bearer $pkey" "$url/v1/api/pages/$page/sections/publish"
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO pages (site_id, workspace_id, slug, title, position)
+    SELECT '$sid', '$ws', '/page-' || g, 'Page ' || g, g FROM generate_series(1, ${BENCH_PAGES:-10000}) g;
+    INSERT INTO sections (page_id, workspace_id, section_key, locale, data, published_data,
+                          published_version, published_at)
+    SELECT p.id, p.workspace_id, 'hero', 'en', s.data, s.data, 1, now()
+      FROM pages p, (SELECT data FROM sections WHERE page_id = '$page' LIMIT 1) s
+     WHERE p.site_id = '$sid' AND p.id <> '$page';"
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM ANALYZE pages" -c "VACUUM ANALYZE sections"
+pkhash=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "SELECT encode(key_hash, 'hex') FROM sites")
+cat >"$prefix/public.sql" <<SQL
+SELECT s.id, s.workspace_id, s.origin FROM sites s JOIN workspaces w ON w.id = s.workspace_id AND NOT w.suspended WHERE s.key_hash = decode('$pkhash', 'hex') AND s.status = 'active';
+SELECT id, page_id, section_key, locale, published_data, published_version, cms_ts(published_at) FROM sections WHERE page_id = '$page' AND locale = 'en' AND published_version IS NOT NULL ORDER BY section_key;
+SQL
+ppath="/v1/public/pages/$page/sections?key=$pk"
+snapshot "$ppath" public.json
+echo; echo "public sections body: $(stat -c %s "$prefix/static/public.json") bytes"
+run_wrk "GET public sections" "$ppath"
+a=$rate
+run_wrk "static file of the same size" /static/public.json
+b=$rate
+run_pgbench "the reference: the site key, the page's published sections" "$prefix/public.sql"
+row "GET /v1/public/pages/{id}/sections" "$a" "$b" "$tps"
+petag=$(curl -s -D - -o /dev/null "$url$ppath" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
+setag=$(curl -s -D - -o /dev/null "$url/static/public.json" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $petag" "$url$ppath")" = 304 ] \
+    || { echo "bench: the public read's If-None-Match is not 304" >&2; exit 1; }
+run_wrk "GET public sections, If-None-Match: 304" "$ppath" -H "If-None-Match: $petag"
+a=$rate
+run_wrk "static file revalidated: 304" /static/public.json -H "If-None-Match: $setag"
+b=$rate
+row "GET /v1/public/... 304" "$a" "$b" "$tps"
 
 # The list must not cost what the workspace holds: the same page in a workspace of
 # 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency

@@ -284,6 +284,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, public_cache),
       NULL },
 
+    { ngx_string("cms_public_rate_limit"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, public_limit),
+      NULL },
+
     { ngx_string("cms_outbound_loopback"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -502,6 +509,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
 
     mcf->test_routes = NGX_CONF_UNSET;
     mcf->outbound_loopback = NGX_CONF_UNSET;
+    mcf->public_limit = NGX_CONF_UNSET;
     mcf->session_ttl = NGX_CONF_UNSET;
     mcf->require_verified = NGX_CONF_UNSET;
     mcf->invite_ttl = NGX_CONF_UNSET;
@@ -535,6 +543,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
 
     ngx_conf_init_value(mcf->test_routes, 0);
     ngx_conf_init_value(mcf->outbound_loopback, 0);
+    ngx_conf_init_value(mcf->public_limit, 1);
 
     if (mcf->public_cache.data == NULL) {
         ngx_str_set(&mcf->public_cache,

@@ -117,6 +117,7 @@ typedef struct {
     ngx_flag_t                  test_routes;
     ngx_flag_t                  outbound_loopback;
     ngx_str_t                   public_cache;  /* cms_public_cache_control */
+    ngx_flag_t                  public_limit;  /* cms_public_rate_limit */
     ngx_resolver_t             *resolver;     /* the http{} block's */
     ngx_msec_t                  resolver_timeout;
     ngx_shm_zone_t             *metrics;     /* the workers' counters */

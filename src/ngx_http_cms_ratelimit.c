@@ -115,6 +115,15 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_uint_t                 pk;
     ngx_http_cms_ratelimit_t  *rl;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+    pk = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY);
+
+    /* cms_public_rate_limit off: load tests of the public surface */
+    if (pk && !mcf->public_limit) {
+        return next(r, ctx);
+    }
 
     rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
     if (rl == NULL) {
@@ -126,7 +135,6 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     rl->bucket[0].interval = NGX_HTTP_CMS_RL_INTERVAL;
 
     /* the same rate; a publishable key's bucket holds a browser burst */
-    pk = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY);
     rl->bucket[0].burst = pk ? NGX_HTTP_CMS_RL_PK_BURST
                              : NGX_HTTP_CMS_RL_BURST;
 
