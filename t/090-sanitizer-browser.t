@@ -16,32 +16,12 @@ use File::Temp qw(tempdir);
 use File::Spec;
 use FindBin;
 use JSON::PP;
-use POSIX qw(:sys_wait_h);
+use Cms::Browser qw(chromium_or_skip dump_dom run_limited slurp);
 
 my $root = File::Spec->rel2abs("$FindBin::Bin/..");
 my $vectors = "$root/t/data/xss-vectors.txt";
 
-sub find_chromium {
-    return -x $ENV{TEST_CMS_CHROMIUM} ? $ENV{TEST_CMS_CHROMIUM} : undef
-        if $ENV{TEST_CMS_CHROMIUM};
-    for my $name (qw(chromium chromium-browser)) {
-        for my $dir (split /:/, $ENV{PATH} // '') {
-            return "$dir/$name" if -x "$dir/$name";
-        }
-    }
-    return undef;
-}
-
-my $chromium = find_chromium();
-unless ($chromium) {
-    my $why = 'chromium not found (Debian packages chromium, chromium-driver: scripts/deps.sh test)';
-    if ($ENV{CI}) {
-        fail($why);
-        done_testing();
-        exit;
-    }
-    plan skip_all => $why;
-}
+my $chromium = chromium_or_skip();
 
 # Records: "=== <id> <source> <category> <length>\n" + payload + "\n".
 sub count_vectors {
@@ -53,34 +33,6 @@ sub count_vectors {
         $n++;
     }
     return $n;
-}
-
-# Runs a command with a time limit in its own process group, stdout and stderr to
-# files.  Returns the exit status, or -1 on timeout (the group is killed).
-sub run_limited {
-    my ($secs, $out, $err, @cmd) = @_;
-    my $pid = fork() // die "fork: $!\n";
-    if ($pid == 0) {
-        setpgrp(0, 0);
-        open STDOUT, '>', $out or die "$out: $!\n";
-        open STDERR, '>', $err or die "$err: $!\n";
-        exec @cmd or die "exec $cmd[0]: $!\n";
-    }
-    my $deadline = time + $secs;
-    while (time < $deadline) {
-        return $? if waitpid($pid, WNOHANG) == $pid;
-        select undef, undef, undef, 0.1;
-    }
-    kill 'KILL', -$pid;
-    waitpid $pid, 0;
-    return -1;
-}
-
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<:raw', $path or return '';
-    local $/;
-    return <$fh>;
 }
 
 my $tmp = tempdir('cms-sanitizer-browser-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -104,24 +56,15 @@ sub render {
         "$name: page written"
         or diag slurp("$tmp/$name.render.err");
 
-    my $profile = "$tmp/profile-$name";        # fresh user data dir per run
-    mkdir $profile or die "$profile: $!\n";
-    my @flags = ('--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-                 '--disable-background-networking', '--disable-component-update',
-                 '--disable-sync', "--user-data-dir=$profile",
-                 '--disable-dev-shm-usage', '--mute-audio',
-                 # vectors point at outside hosts: resolve none, stay offline
-                 '--host-resolver-rules=MAP * ~NOTFOUND',
-                 '--virtual-time-budget=5000', '--dump-dom', "file://$page");
-    my $t0 = time;
-    my $rc = run_limited(90, "$tmp/$name.dom", "$tmp/$name.err", $chromium, @flags);
-    is $rc, 0, "$name: chromium ran (" . (time - $t0) . " s)"
-        or diag "exit $rc\n" . substr(slurp("$tmp/$name.err"), -3000);
+    my $run = dump_dom($chromium, "file://$page", dir => $tmp, name => $name,
+                     # vectors point at outside hosts: resolve none, stay offline
+                     resolver_rules => 'MAP * ~NOTFOUND');
+    is $run->{rc}, 0, "$name: chromium ran ($run->{secs} s)"
+        or diag "exit $run->{rc}\n" . substr($run->{err}, -3000);
 
-    my $dom = slurp("$tmp/$name.dom");
-    my ($json) = $dom =~ /CMS-RESULT (\{.*?\}) CMS-END/s;
+    my ($json) = $run->{dom} =~ /CMS-RESULT (\{.*?\}) CMS-END/s;
     ok defined $json, "$name: the page reported its audit"
-        or diag substr($dom, -2000) . "\n" . substr(slurp("$tmp/$name.err"), -2000);
+        or diag substr($run->{dom}, -2000) . "\n" . substr($run->{err}, -2000);
     return $json ? decode_json($json) : {};
 }
 
