@@ -3,7 +3,8 @@
 # loaded), GET /v1/docs the reference page rendered at build time, whose scripts are all
 # inline (none from another host) and allowed by its Content-Security-Policy by their
 # hashes. Both carry a strong ETag that is the body's (computed at build time), answer a
-# matching If-None-Match with 304 and are cacheable five minutes; HEAD has no body.
+# matching If-None-Match with 304 and are cacheable five minutes; HEAD has no body. Headless
+# Chromium (when installed; CI requires it) runs the page under its policy.
 use strict;
 use warnings;
 use Cms::Test;
@@ -11,6 +12,7 @@ use Digest::SHA qw(sha256 sha256_hex);
 use MIME::Base64 qw(encode_base64);
 use JSON::PP ();
 use YAML::XS ();
+use File::Temp ();
 
 my $root = $ENV{TEST_CMS_ROOT} // do { (my $d = __FILE__) =~ s{/t/[^/]+$}{}; $d eq __FILE__ ? '.' : $d };
 
@@ -96,5 +98,43 @@ unlike $csp, qr/unsafe-eval|https?:/, 'CSP: no eval, no other host';
 
 my $h = http(HEAD => '/v1/docs');
 is $h->{headers}{'content-security-policy'}, $csp, 'HEAD: the same CSP';
+
+# --- the page in a browser, under its CSP -------------------------------------------------
+# Headless Chromium (Debian's chromium, scripts/deps.sh test) loads /v1/docs from nginx,
+# offline: the first inline script marks <html> with the colour mode, Redoc's bundle greets
+# the console, and the only refusal the policy gives is the Redocly logo on their CDN.
+
+SKIP: {
+    my ($chromium) = grep { -x } map { my $d = $_; map { "$d/$_" } qw(chromium chromium-browser) }
+        split /:/, $ENV{PATH} // '';
+    $chromium = $ENV{TEST_CMS_CHROMIUM} if $ENV{TEST_CMS_CHROMIUM};
+    unless ($chromium && -x $chromium) {
+        fail('chromium not found (scripts/deps.sh test)') if $ENV{CI};
+        skip 'chromium not found (scripts/deps.sh test installs it)', 4;
+    }
+    my $dir = File::Temp::tempdir(CLEANUP => 1);
+    my @flags = ('--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+                 '--disable-background-networking', '--disable-component-update',
+                 '--disable-sync', "--user-data-dir=$dir/profile", '--disable-dev-shm-usage',
+                 '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+                 '--enable-logging=stderr', '--v=0', '--virtual-time-budget=8000',
+                 '--dump-dom', 'http://127.0.0.1:' . port() . '/v1/docs');
+    my $pid = fork // die "fork: $!\n";
+    if ($pid == 0) {
+        open STDOUT, '>', "$dir/dom" or die;
+        open STDERR, '>', "$dir/err" or die;
+        local $ENV{HOME} = $dir;
+        exec 'timeout', '90', $chromium, @flags or exit 127;
+    }
+    waitpid $pid, 0;
+    is $?, 0, 'chromium loaded /v1/docs';
+    my ($dom, $err) = map { open my $fh, '<', "$dir/$_" or die; local $/; <$fh> } qw(dom err);
+    like $dom, qr/<html[^>]*\bclass="[^"]*\b(light|dark)\b/, 'the first inline script ran'
+        or diag substr($dom, 0, 500);
+    like $err, qr/%c Redoc %c/, 'Redoc\'s bundle ran' or diag substr($err, -3000);
+    my @refused = grep { !/'https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini[\w-]*\.svg' violates .*"img-src/ }
+        $err =~ /^.*(?:violates the following Content Security Policy|Refused to).*$/mg;
+    is_deeply \@refused, [], 'the policy refuses nothing but the CDN logo';
+}
 
 done_testing();
