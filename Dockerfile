@@ -19,8 +19,15 @@
 FROM debian:bookworm-slim
 
 WORKDIR /opt/cms
-# Packages first, in their own layer: source changes do not reinstall them.
+# Node.js 20.19+ and npm for tools/node: the build renders the API reference (GET /v1/docs)
+# with @redocly/cli, and bookworm's nodejs (18) is too old for it.
+COPY --from=node:20-bookworm-slim /usr/local/bin/node /usr/local/bin/node
+COPY --from=node:20-bookworm-slim /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/npm
+RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm
+# Packages first, in their own layer: source changes do not reinstall them (deps.sh build
+# also runs `npm ci` in tools/node, from its lock file).
 COPY scripts/deps.sh scripts/deps.sh
+COPY tools/node/package.json tools/node/package-lock.json tools/node/
 RUN scripts/deps.sh build run && rm -rf /var/lib/apt/lists/*
 
 COPY . .

@@ -57,6 +57,11 @@ ADMIN_HDRS := $(wildcard src/tools/*.h)
 ADMIN := $(if $(ADMIN_SRCS),$(BUILD)/cms-admin)
 ADMIN_CFLAGS := -Isrc/lib -Isrc/tools -I/usr/include/postgresql -std=c99 -Wall -Wextra \
                 -Werror -O2 -g $(UNIT_SAN)
+# The served API description (src/ngx_http_cms_docs.c, GET /v1/openapi.json and /v1/docs):
+# openapi/openapi.yaml as JSON and the page @redocly/cli (tools/node) renders from it, with
+# their ETags and the page's CSP, written as C by scripts/docs-embed. `config` compiles the
+# file NGX_HTTP_CMS_DOCS_DATA names, so configure runs once and nginx's make recompiles it.
+DOCS_DATA := $(BUILD)/gen/ngx_http_cms_docs_data.c
 
 .PHONY: all build unit test test-run run start stop bench fuzz clean \
         deps-build deps-run deps-test deps-bench deps-fuzz
@@ -71,7 +76,7 @@ deps-build deps-run deps-test deps-bench deps-fuzz: deps-%:
 # changes; `make -f objs/Makefile modules` runs every time because it is incremental and
 # knows the dependencies of src/ files, which this Makefile does not.
 
-build: $(NGX_SRC)/objs/Makefile $(ADMIN) | deps-build
+build: $(NGX_SRC)/objs/Makefile $(DOCS_DATA) $(ADMIN) | deps-build
 	@$(MAKE) --no-print-directory -C $(NGX_SRC) -f objs/Makefile modules
 	@install -m 755 $(NGX_SRC)/objs/ngx_http_cms_module.so $(MODULE)
 	@echo "built $(MODULE)"
@@ -79,6 +84,9 @@ build: $(NGX_SRC)/objs/Makefile $(ADMIN) | deps-build
 $(BUILD)/cms-admin: $(ADMIN_SRCS) $(ADMIN_HDRS) $(LIB_SRCS) $(LIB_HDRS) | deps-build
 	@mkdir -p $(@D)
 	$(CC) $(ADMIN_CFLAGS) -o $@ $(ADMIN_SRCS) $(LIB_SRCS) -lpq $(LIB_LIBS)
+
+$(DOCS_DATA): openapi/openapi.yaml scripts/docs-embed tools/node/package-lock.json | deps-build
+	scripts/docs-embed $@
 
 $(NGX_SRC)/conf_flags: | deps-build
 	@rm -rf $(NGX_SRC) $(NGX_SRC).tmp
@@ -88,7 +96,8 @@ $(NGX_SRC)/conf_flags: | deps-build
 
 $(NGX_SRC)/objs/Makefile: config scripts/configure-nginx.sh | $(NGX_SRC)/conf_flags
 	@echo "configuring nginx with the module (about 10 s)"
-	scripts/configure-nginx.sh $(NGX_SRC) $(CURDIR) $(ASAN) $(FAULTS)
+	NGX_HTTP_CMS_DOCS_DATA=$(CURDIR)/$(DOCS_DATA) \
+	    scripts/configure-nginx.sh $(NGX_SRC) $(CURDIR) $(ASAN) $(FAULTS)
 
 config:
 	@echo "no 'config' file: the module's source list is missing" >&2; exit 1

@@ -6,7 +6,8 @@
 # Uses Debian's own configure flags (conf_flags: --with-compat and friends, so the .so loads
 # into /usr/sbin/nginx). With ASAN=1 the sanitizer flags are appended to Debian's
 # --with-cc-opt/--with-ld-opt values rather than replacing them, so the rest of the compile
-# line stays as Debian's.
+# line stays as Debian's. NGX_HTTP_CMS_DOCS_DATA, when set, names the generated source of
+# the served API description for `config` (the Makefile's build folder keeps it current).
 set -euo pipefail
 
 src=$1 repo=$2 asan=$3 faults=${4:-0}

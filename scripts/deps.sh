@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the Debian packages a step needs, and only those missing; the test group also
-# installs the npm tools of tools/node (the OpenAPI linter) when they are missing.
+# Install the Debian packages a step needs, and only those missing; every group that builds
+# the module also installs the npm tools of tools/node (@redocly/cli: the build renders the
+# API reference with it, t/006 lints with it) when they are missing.
 #
 #   scripts/deps.sh [build|run|test|bench|fuzz|all]...     (default: build)
 #
@@ -9,13 +10,15 @@
 # missing, so a machine that already has everything never touches the network.
 set -euo pipefail
 
+# perl and libyaml-libyaml-perl (YAML::XS): scripts/docs-embed turns openapi/openapi.yaml
+# into the JSON the module serves (JSON::PP and Digest::SHA are core perl).
 build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev libssl-dev
-       libargon2-dev libgumbo-dev libicu-dev)
+       libargon2-dev libgumbo-dev libicu-dev perl libyaml-libyaml-perl)
 # runuser (util-linux) and od (coreutils) are essential packages: always present.
 run=(postgresql redis-server curl ca-certificates)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
-# libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006).
+# libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006) and t/007 (build has it).
 # openssl (the command) and libio-socket-ssl-perl: t/044 makes a CA and certificates, and
 # relays PostgreSQL's protocol over TLS.
 test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
@@ -30,10 +33,10 @@ node_tools=0
 [ $# -gt 0 ] || set -- build
 for group in "$@"; do
     case "$group" in
-        build) want+=("${build[@]}") ;;
-        run)   want+=("${build[@]}" "${run[@]}") ;;
+        build) want+=("${build[@]}"); node_tools=1 ;;
+        run)   want+=("${build[@]}" "${run[@]}"); node_tools=1 ;;
         test)  want+=("${build[@]}" "${run[@]}" "${test[@]}"); node_tools=1 ;;
-        bench) want+=("${build[@]}" "${run[@]}" "${bench[@]}") ;;
+        bench) want+=("${build[@]}" "${run[@]}" "${bench[@]}"); node_tools=1 ;;
         fuzz)  want+=("${build[@]}" "${fuzz[@]}") ;;
         all)   want+=("${build[@]}" "${run[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}"); node_tools=1 ;;
         *) echo "deps.sh: unknown group '$group' (build|run|test|bench|fuzz|all)" >&2; exit 2 ;;
@@ -41,8 +44,8 @@ for group in "$@"; do
 done
 
 # tools/node: @redocly/cli at the version package-lock.json pins, from the npm registry
-# with the machine's Node.js and npm (Debian's nodejs is older than the linter needs).
-# `npm ci` runs only when the linter is missing or the lock file changed since.
+# with the machine's Node.js 20.19+ and npm (Debian's nodejs 18 is too old for it).
+# `npm ci` runs only when redocly is missing or the lock file changed since.
 install_node_tools() {
     local dir tools
     dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -19,7 +19,6 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_response_cache.h"
 #include "ngx_http_cms_resources.h"
-#include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_pg.h"
 #include "cms_uuid.h"
 #include "cms_xml.h"
@@ -68,8 +67,10 @@ static u_char *ngx_http_cms_feed_text(u_char *p, const u_char *s,
     size_t len);
 static ngx_int_t ngx_http_cms_feed_self(ngx_http_request_t *r,
     ngx_str_t *self);
-static ngx_int_t ngx_http_cms_feed_send(ngx_http_request_t *r,
-    ngx_str_t *body);
+
+
+static ngx_str_t  ngx_http_cms_feed_type =
+    ngx_string("application/rss+xml; charset=utf-8");
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_feed_sql =
@@ -189,7 +190,7 @@ ngx_http_cms_feed_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                    sizeof("</channel>\n</rss>\n") - 1);
     body.len = p - body.data;
 
-    return ngx_http_cms_feed_send(r, &body);
+    return ngx_http_cms_send_cached(r, &ngx_http_cms_feed_type, &body, NULL);
 }
 
 
@@ -345,24 +346,4 @@ ngx_http_cms_feed_self(ngx_http_request_t *r, ngx_str_t *self)
     self->len = ngx_sprintf(p, "%s://%V%V", scheme, &host, &r->uri) - p;
 
     return NGX_OK;
-}
-
-
-/* the body with its strong ETag (a SHA-256 of it) and cache headers */
-static ngx_int_t
-ngx_http_cms_feed_send(ngx_http_request_t *r, ngx_str_t *body)
-{
-    static ngx_str_t  type = ngx_string("application/rss+xml; charset=utf-8");
-    static ngx_str_t  cache_name = ngx_string("Cache-Control");
-    static ngx_str_t  cache = ngx_string("public, max-age=300");
-
-    if (ngx_http_cms_etag(r, body) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_cms_header_add(r, &cache_name, &cache) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_send_typed(r, NGX_HTTP_OK, &type, body);
 }

@@ -70,6 +70,7 @@ struct ngx_http_cms_route_s {
 
 
 extern ngx_http_cms_route_t  ngx_http_cms_health_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_docs_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_accounts_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_workspaces_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[];

@@ -51,19 +51,28 @@ ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 ngx_int_t
 ngx_http_cms_etag(ngx_http_request_t *r, ngx_str_t *body)
 {
-    u_char           *etag;
-    ngx_table_elt_t  *h;
+    ngx_str_t  etag;
 
-    etag = ngx_pnalloc(r->pool, 2 + 64);
-    if (etag == NULL
-        || ngx_http_cms_crypto_sha256_hex(body, 1, etag + 1) != NGX_OK)
+    etag.data = ngx_pnalloc(r->pool, 2 + 64);
+    if (etag.data == NULL
+        || ngx_http_cms_crypto_sha256_hex(body, 1, etag.data + 1) != NGX_OK)
     {
         return NGX_ERROR;
     }
 
     /* 128 bits of the digest are enough to tell versions apart */
-    etag[0] = '"';
-    etag[33] = '"';
+    etag.data[0] = '"';
+    etag.data[33] = '"';
+    etag.len = 34;
+
+    return ngx_http_cms_etag_set(r, &etag);
+}
+
+
+ngx_int_t
+ngx_http_cms_etag_set(ngx_http_request_t *r, ngx_str_t *etag)
+{
+    ngx_table_elt_t  *h;
 
     h = ngx_list_push(&r->headers_out.headers);
     if (h == NULL) {
@@ -72,8 +81,7 @@ ngx_http_cms_etag(ngx_http_request_t *r, ngx_str_t *body)
 
     h->hash = 1;
     ngx_str_set(&h->key, "ETag");
-    h->value.data = etag;
-    h->value.len = 34;
+    h->value = *etag;
     h->lowcase_key = NULL;
 #if (nginx_version >= 1023000)
     h->next = NULL;
@@ -82,6 +90,24 @@ ngx_http_cms_etag(ngx_http_request_t *r, ngx_str_t *body)
     r->headers_out.etag = h;
 
     return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_send_cached(ngx_http_request_t *r, ngx_str_t *type,
+    ngx_str_t *body, ngx_str_t *etag)
+{
+    static ngx_str_t  cache_name = ngx_string("Cache-Control");
+    static ngx_str_t  cache = ngx_string("public, max-age=300");
+
+    if ((etag ? ngx_http_cms_etag_set(r, etag) : ngx_http_cms_etag(r, body))
+        != NGX_OK
+        || ngx_http_cms_header_add(r, &cache_name, &cache) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send_typed(r, NGX_HTTP_OK, type, body);
 }
 
 

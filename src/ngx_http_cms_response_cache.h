@@ -1,7 +1,7 @@
 
 /*
- * Cacheable answers: strong ETags, the public surface's cache headers and
- * CORS.
+ * Cacheable answers: strong ETags, the public surface's cache headers,
+ * CORS, and the five-minute answers of routes with no credential.
  */
 
 
@@ -21,6 +21,24 @@
  * matching If-None-Match with 304.  NGX_OK or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_etag(ngx_http_request_t *r, ngx_str_t *body);
+
+/*
+ * The same with a strong ETag already made ("etag", quoted, living as long
+ * as the request), e.g. at build time for a body too large to hash per
+ * request.  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_etag_set(ngx_http_request_t *r, ngx_str_t *etag);
+
+/*
+ * Sends "body" of content type "type" as a 200 that browsers and caches may
+ * keep five minutes (Cache-Control: public, max-age=300), with the strong
+ * ETag "etag", or the body's own (ngx_http_cms_etag()) when it is NULL; a
+ * matching If-None-Match is answered 304 by nginx's not-modified filter.
+ * "type", "body" and "etag" live as long as the request.  Returns what
+ * ngx_http_cms_send_typed() returns: NGX_OK (sent) or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_send_cached(ngx_http_request_t *r, ngx_str_t *type,
+    ngx_str_t *body, ngx_str_t *etag);
 
 /*
  * A public 200 (ctx->cacheable): its ETag, Cache-Control from

@@ -112,6 +112,7 @@ static ngx_http_cms_handler_pt  *ngx_http_cms_families[] = {
 
 static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_health_routes,
+    ngx_http_cms_docs_routes,
     ngx_http_cms_accounts_routes,
     ngx_http_cms_workspaces_routes,
     ngx_http_cms_api_keys_routes,

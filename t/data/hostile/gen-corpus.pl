@@ -369,6 +369,8 @@ __DATA__
 # required: the fields the route requires (null is wrong for them).
 "routes": [
   {"route": "GET /v1/health", "cred": "none"},
+  {"route": "GET /v1/openapi.json", "cred": "none", "type": "application/json"},
+  {"route": "GET /v1/docs", "cred": "none", "type": "text/html"},
 
   {"route": "POST /v1/auth/signup", "cred": "none",
    "body": {"email": "{{email}}", "password": "password number 1", "name": "Hostile"},
