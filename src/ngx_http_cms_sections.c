@@ -125,20 +125,33 @@ static const char *const  ngx_http_cms_section_put_own[] = {
     "data", "base_version", NULL
 };
 
+/* a key-like field (section_key, section, field) as $n; "flags" */
+#define NGX_HTTP_CMS_SECTION_KEY(name, flags, n)                             \
+    { name, CMS_FIELD_STRING, flags, n, 0, 0, 1,                             \
+      NGX_HTTP_CMS_SECTION_KEY_MAX, NULL, ngx_http_cms_section_key_valid, 0, \
+      NULL }
+
+/* locale as $4, optional: the workspace's default when absent */
+#define NGX_HTTP_CMS_SECTION_LOCALE                                          \
+    { "locale", CMS_FIELD_STRING, CMS_FIELD_NULL_ABSENT, 4, 0, 0, 2, 35,     \
+      NULL, cms_locale_valid, 0, NULL }
+
+#define NGX_HTTP_CMS_SECTION_INPUT(fields, own)                              \
+    { fields, own,                                                           \
+      NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,      \
+      NGX_HTTP_CMS_ERR_INVALID_FIELD, NGX_HTTP_CMS_ERR_INVALID_FIELD }
+
+#define NGX_HTTP_CMS_SECTION_NEEDED  (CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY)
+
 static const cms_field_t  ngx_http_cms_section_put_fields[] = {
-    { "section_key", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY,
-      3, 0, 0, 1, NGX_HTTP_CMS_SECTION_KEY_MAX, NULL,
-      ngx_http_cms_section_key_valid, 0, NULL },
-    { "locale", CMS_FIELD_STRING, CMS_FIELD_NULL_ABSENT, 4, 0, 0, 2, 35,
-      NULL, cms_locale_valid, 0, NULL },
+    NGX_HTTP_CMS_SECTION_KEY("section_key", NGX_HTTP_CMS_SECTION_NEEDED, 3),
+    NGX_HTTP_CMS_SECTION_LOCALE,
     cms_fields_end
 };
 
-static const cms_fields_t  ngx_http_cms_section_put_input = {
-    ngx_http_cms_section_put_fields, ngx_http_cms_section_put_own,
-    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
-    NGX_HTTP_CMS_ERR_INVALID_FIELD, NGX_HTTP_CMS_ERR_INVALID_FIELD
-};
+static const cms_fields_t  ngx_http_cms_section_put_input =
+    NGX_HTTP_CMS_SECTION_INPUT(ngx_http_cms_section_put_fields,
+                               ngx_http_cms_section_put_own);
 
 /* fields: $3 section, $4 locale, $5 field; the value read by hand */
 static const char *const  ngx_http_cms_section_field_own[] = {
@@ -146,38 +159,26 @@ static const char *const  ngx_http_cms_section_field_own[] = {
 };
 
 static const cms_field_t  ngx_http_cms_section_field_fields[] = {
-    { "section", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY,
-      3, 0, 0, 1, NGX_HTTP_CMS_SECTION_KEY_MAX, NULL,
-      ngx_http_cms_section_key_valid, 0, NULL },
-    { "locale", CMS_FIELD_STRING, CMS_FIELD_NULL_ABSENT, 4, 0, 0, 2, 35,
-      NULL, cms_locale_valid, 0, NULL },
-    { "field", CMS_FIELD_STRING, CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY,
-      5, 0, 0, 1, NGX_HTTP_CMS_SECTION_KEY_MAX, NULL,
-      ngx_http_cms_section_key_valid, 0, NULL },
+    NGX_HTTP_CMS_SECTION_KEY("section", NGX_HTTP_CMS_SECTION_NEEDED, 3),
+    NGX_HTTP_CMS_SECTION_LOCALE,
+    NGX_HTTP_CMS_SECTION_KEY("field", NGX_HTTP_CMS_SECTION_NEEDED, 5),
     cms_fields_end
 };
 
-static const cms_fields_t  ngx_http_cms_section_field_input = {
-    ngx_http_cms_section_field_fields, ngx_http_cms_section_field_own,
-    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
-    NGX_HTTP_CMS_ERR_INVALID_FIELD, NGX_HTTP_CMS_ERR_INVALID_FIELD
-};
+static const cms_fields_t  ngx_http_cms_section_field_input =
+    NGX_HTTP_CMS_SECTION_INPUT(ngx_http_cms_section_field_fields,
+                               ngx_http_cms_section_field_own);
 
 /* publish: $3 section_key, $4 locale, both optional (null: all) */
 static const cms_field_t  ngx_http_cms_section_publish_fields[] = {
-    { "section_key", CMS_FIELD_STRING, CMS_FIELD_NULL_ABSENT, 3, 0, 0, 1,
-      NGX_HTTP_CMS_SECTION_KEY_MAX, NULL, ngx_http_cms_section_key_valid, 0,
-      NULL },
-    { "locale", CMS_FIELD_STRING, CMS_FIELD_NULL_ABSENT, 4, 0, 0, 2, 35,
-      NULL, cms_locale_valid, 0, NULL },
+    NGX_HTTP_CMS_SECTION_KEY("section_key", CMS_FIELD_NULL_ABSENT, 3),
+    NGX_HTTP_CMS_SECTION_LOCALE,
     cms_fields_end
 };
 
-static const cms_fields_t  ngx_http_cms_section_publish_input = {
-    ngx_http_cms_section_publish_fields, NULL,
-    NGX_HTTP_CMS_ERR_INVALID_REQUEST, NGX_HTTP_CMS_ERR_UNKNOWN_FIELD,
-    NGX_HTTP_CMS_ERR_INVALID_FIELD, NGX_HTTP_CMS_ERR_INVALID_FIELD
-};
+static const cms_fields_t  ngx_http_cms_section_publish_input =
+    NGX_HTTP_CMS_SECTION_INPUT(ngx_http_cms_section_publish_fields, NULL);
+
 
 
 /*
