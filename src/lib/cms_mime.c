@@ -21,6 +21,46 @@ typedef struct {
 } cms_mime_t;
 
 
+/* the storage table (cms_mime.h): the first row of a type names its
+   extension; further rows of a type are extensions also understood */
+typedef struct {
+    const char  *type;
+    const char  *ext;
+    int          inline_safe;
+} cms_mime_stored_t;
+
+
+static const cms_mime_stored_t  cms_mime_stored[] = {
+    { "image/png", "png", 1 },
+    { "image/jpeg", "jpg", 1 },
+    { "image/jpeg", "jpeg", 1 },
+    { "image/gif", "gif", 1 },
+    { "image/webp", "webp", 1 },
+    { "image/avif", "avif", 1 },
+    { "image/bmp", "bmp", 1 },
+    { "image/x-icon", "ico", 1 },
+    { "image/svg+xml", "svg", 0 },
+    { "video/mp4", "mp4", 1 },
+    { "video/webm", "webm", 1 },
+    { "video/quicktime", "mov", 1 },
+    { "video/ogg", "ogv", 1 },
+    { "audio/mpeg", "mp3", 1 },
+    { "audio/mp4", "m4a", 1 },
+    { "audio/ogg", "ogg", 1 },
+    { "audio/wav", "wav", 1 },
+    { "audio/flac", "flac", 1 },
+    { "audio/webm", "weba", 1 },
+    { "text/plain; charset=utf-8", "txt", 1 },
+    { "text/csv; charset=utf-8", "csv", 0 },
+    { "text/html; charset=utf-8", "html", 0 },
+    { "application/xml", "xml", 0 },
+    { "application/json", "json", 0 },
+    { "application/pdf", "pdf", 0 },
+    { "application/zip", "zip", 0 },
+    { "application/octet-stream", "bin", 0 },
+};
+
+
 static int cms_mime_parse(const char *s, size_t len, cms_mime_t *m);
 static size_t cms_mime_name(const char *s, size_t len);
 static size_t cms_mime_token(const char *s, size_t len);
@@ -30,6 +70,8 @@ static int cms_mime_has(const char *s, size_t len, const char *word);
 static int cms_mime_is(const char *s, size_t len, const char *word);
 static int cms_mime_starts(const char *s, size_t len, const char *word);
 static int cms_mime_ends(const char *s, size_t len, const char *word);
+static const cms_mime_stored_t *cms_mime_stored_ext(const char *ext,
+    size_t len);
 
 
 int
@@ -94,6 +136,72 @@ cms_mime_check(const char *asset, const char *s, size_t len)
 
     return cms_mime_is(m.type, m.type_len, asset) ? CMS_MIME_OK
                                                   : CMS_MIME_MISMATCH;
+}
+
+
+const char *
+cms_mime_ext(const char *s, size_t len)
+{
+    size_t      i, n;
+    cms_mime_t  m;
+
+    if (!cms_mime_parse(s, len, &m)) {
+        return "bin";
+    }
+
+    n = m.sub + m.sub_len - s;
+
+    for (i = 0; i < sizeof(cms_mime_stored) / sizeof(cms_mime_stored[0]);
+         i++)
+    {
+        /* the row's type without its parameters */
+        if (strcspn(cms_mime_stored[i].type, ";") == n
+            && cms_mime_eq(s, cms_mime_stored[i].type, n))
+        {
+            return cms_mime_stored[i].ext;
+        }
+    }
+
+    return "bin";
+}
+
+
+const char *
+cms_mime_ext_type(const char *ext, size_t len)
+{
+    const cms_mime_stored_t  *row;
+
+    row = cms_mime_stored_ext(ext, len);
+
+    return row ? row->type : "application/octet-stream";
+}
+
+
+int
+cms_mime_ext_inline(const char *ext, size_t len)
+{
+    const cms_mime_stored_t  *row;
+
+    row = cms_mime_stored_ext(ext, len);
+
+    return row ? row->inline_safe : 0;
+}
+
+
+static const cms_mime_stored_t *
+cms_mime_stored_ext(const char *ext, size_t len)
+{
+    size_t  i;
+
+    for (i = 0; i < sizeof(cms_mime_stored) / sizeof(cms_mime_stored[0]);
+         i++)
+    {
+        if (cms_mime_is(ext, len, cms_mime_stored[i].ext)) {
+            return &cms_mime_stored[i];
+        }
+    }
+
+    return NULL;
 }
 
 

@@ -59,4 +59,23 @@ int cms_mime_executable(const char *s, size_t len);
 int cms_mime_check(const char *asset, const char *s, size_t len);
 
 
+/*
+ * The storage table: the media types an uploaded object is stored as, each
+ * with the extension its storage key ends in and whether /v1/files serves
+ * it inline.  The key's extension alone tells the files route what to
+ * send, so no database read is needed there.
+ *
+ * cms_mime_ext(): the extension (lower case, no dot) for the media type s
+ * (parameters and case ignored), "bin" for a type not in the table.
+ * cms_mime_ext_type(): the media type served for the extension ext[0 ..
+ * len) (case ignored), "application/octet-stream" for any other.
+ * cms_mime_ext_inline(): 1 when an object with that extension is served
+ * inline (raster images, audio, video, plain text), 0 when as an
+ * attachment (SVG, HTML, XML, PDF, archives and anything unknown).
+ */
+const char *cms_mime_ext(const char *s, size_t len);
+const char *cms_mime_ext_type(const char *ext, size_t len);
+int cms_mime_ext_inline(const char *ext, size_t len);
+
+
 #endif /* _CMS_MIME_H_INCLUDED_ */

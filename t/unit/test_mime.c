@@ -163,6 +163,45 @@ test_mime_agreement(void **state)
 }
 
 
+static void
+test_mime_storage(void **state)
+{
+    (void) state;
+
+    assert_string_equal(cms_mime_ext("image/png", 9), "png");
+    assert_string_equal(cms_mime_ext("IMAGE/JPEG", 10), "jpg");
+    assert_string_equal(cms_mime_ext("text/plain; charset=latin1", 26),
+                        "txt");
+    assert_string_equal(cms_mime_ext("image/svg+xml", 13), "svg");
+    assert_string_equal(cms_mime_ext("image/pngx", 10), "bin");
+    assert_string_equal(cms_mime_ext("image/pn", 8), "bin");
+    assert_string_equal(cms_mime_ext("not a type", 10), "bin");
+    assert_string_equal(cms_mime_ext(NULL, 0), "bin");
+
+    assert_string_equal(cms_mime_ext_type("png", 3), "image/png");
+    assert_string_equal(cms_mime_ext_type("JPEG", 4), "image/jpeg");
+    assert_string_equal(cms_mime_ext_type("txt", 3),
+                        "text/plain; charset=utf-8");
+    assert_string_equal(cms_mime_ext_type("exe", 3),
+                        "application/octet-stream");
+    assert_string_equal(cms_mime_ext_type("pn", 2),
+                        "application/octet-stream");
+    assert_string_equal(cms_mime_ext_type("", 0),
+                        "application/octet-stream");
+
+    assert_true(cms_mime_ext_inline("png", 3));
+    assert_true(cms_mime_ext_inline("mp4", 3));
+    assert_true(cms_mime_ext_inline("mp3", 3));
+    assert_true(cms_mime_ext_inline("txt", 3));
+    assert_false(cms_mime_ext_inline("svg", 3));
+    assert_false(cms_mime_ext_inline("html", 4));
+    assert_false(cms_mime_ext_inline("xml", 3));
+    assert_false(cms_mime_ext_inline("pdf", 3));
+    assert_false(cms_mime_ext_inline("bin", 3));
+    assert_false(cms_mime_ext_inline("exe", 3));
+}
+
+
 int
 main(void)
 {
@@ -170,6 +209,7 @@ main(void)
         cmocka_unit_test(test_mime_syntax),
         cmocka_unit_test(test_mime_executable),
         cmocka_unit_test(test_mime_agreement),
+        cmocka_unit_test(test_mime_storage),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
