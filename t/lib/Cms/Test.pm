@@ -226,6 +226,8 @@ our @EXPORT = qw(
 # Bodies and sections are bytes: decode and encode as UTF-8.
 my $JSON = JSON::PP->new->utf8(1)->canonical(1)->allow_nonref(1);
 my %S;               # this file's state
+my %PSQL;            # database => the psql kept open for it (_psql_co)
+my $psql_n = 0;      # the last script's marker number
 my %VARS;            # placeholders from set_var
 
 sub import {
@@ -651,6 +653,7 @@ END {
     if ($S{owner_pid} && $$ == $S{owner_pid}) {
         local $?;
         eval { stop_nginx() } if master_pid();
+        _psql_co_end($_) for keys %PSQL;
         if ($S{db_created}) {
             _run([_psql_cmd('postgres'), '-c', qq{DROP DATABASE IF EXISTS "$S{db}" WITH (FORCE)}]);
         }
@@ -666,10 +669,74 @@ sub _psql_cmd {
             '-h', '127.0.0.1', '-p', $S{pg_port}, '-U', 'postgres', '-d', $db);
 }
 
+# One psql per database and process, kept open: a test runs hundreds of statements, and
+# starting psql for each cost more than the statements (t/036 spent most of its time so).
+# A script's output ends at a marker \echo'ed after it; DISCARD ALL keeps one script's
+# settings and prepared statements out of the next. On an error psql leaves
+# (ON_ERROR_STOP) and the next script starts another; a connection lost before the script
+# ran (a restarted server) is retried once on a new one.
+sub _psql_co {
+    my $db = shift;
+    my $co = $PSQL{$db};
+    return $co if $co && $co->{owner} == $$;
+    pipe(my $in_r, my $in_w) or die "pipe: $!";
+    pipe(my $out_r, my $out_w) or die "pipe: $!";
+    my $err = File::Temp->new;
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        close $in_w;
+        close $out_r;
+        open STDIN, '<&', $in_r or POSIX::_exit(127);
+        open STDOUT, '>&', $out_w or POSIX::_exit(127);
+        open STDERR, '>', $err->filename or POSIX::_exit(127);
+        $ENV{PGOPTIONS} = '-c client_min_messages=warning';
+        exec _psql_cmd($db), '-f', '-' or POSIX::_exit(127);
+    }
+    close $in_r;
+    close $out_w;
+    $in_w->autoflush(1);
+    return $PSQL{$db} = {owner => $$, pid => $pid, in => $in_w, out => $out_r, err => $err};
+}
+
+sub _psql_co_end {
+    my $db = shift;
+    my $co = delete $PSQL{$db} or return;
+    return if $co->{owner} != $$;
+    close $co->{in};
+    close $co->{out};
+    waitpid $co->{pid}, 0;
+}
+
+sub _psql_co_run {
+    my ($db, $sql) = @_;
+    my $co = _psql_co($db);
+    my $mark = "\x1dcms-psql-" . ++$psql_n . "\x1d";
+    local $SIG{PIPE} = 'IGNORE';
+    print {$co->{in}} "$sql\n;\nDISCARD ALL;\n\\echo $mark\n";
+    my $out = '';
+    my $sel = IO::Select->new($co->{out});
+    my $limit = Time::HiRes::time() + 300;
+    while ($out !~ /\Q$mark\E\n\z/) {
+        die "psql: no answer in 300 s\nSQL: $sql\n" if Time::HiRes::time() > $limit;
+        next unless $sel->can_read(1);
+        my $n = sysread $co->{out}, $out, 65536, length $out;
+        next if !defined $n && $!{EINTR};
+        last if !$n;
+    }
+    if ($out =~ s/\Q$mark\E\n\z//) {
+        return (0, $out, '');
+    }
+    _psql_co_end($db);
+    my $err = _read_file($co->{err}->filename);
+    return (1, $out, $err || 'psql left without a message');
+}
+
 sub _psql_on {
     my ($db, $sql) = @_;
-    my ($rc, $out, $err) = _run([_psql_cmd($db), '-f', '-'], stdin => $sql,
-                                env => {PGOPTIONS => '-c client_min_messages=warning'});
+    my ($rc, $out, $err) = _psql_co_run($db, $sql);
+    ($rc, $out, $err) = _psql_co_run($db, $sql)
+        if $rc && $out eq '' && $err =~ /connection to server|server closed the connection|terminating connection/
+           && $err !~ /ERROR:/;
     die "psql failed (exit $rc): $err\nSQL: $sql\n" if $rc;
     $out =~ s/\n\z//;
     return [ map { [ map { $_ eq '\\N' ? undef : $_ } split /\x1f/, $_, -1 ] }
