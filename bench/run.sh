@@ -68,6 +68,7 @@ http {
     cms_storage $prefix/storage;
     # the public surface's rate limit (120/min a site) would answer wrk 429
     cms_public_rate_limit off;
+    cms_public_cache zone=cms_public:16m;
     server {
         listen 127.0.0.1:$port backlog=1024;
         location /v1/ { cms; }

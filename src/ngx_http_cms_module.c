@@ -11,6 +11,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_public_cache.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_body.h"
 #include "ngx_http_cms_crypto.h"
@@ -282,6 +283,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_str_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, public_cache),
+      NULL },
+
+    { ngx_string("cms_public_cache"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
+      ngx_http_cms_public_cache_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
       NULL },
 
     { ngx_string("cms_public_rate_limit"),

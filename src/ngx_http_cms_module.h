@@ -118,6 +118,7 @@ typedef struct {
     ngx_flag_t                  outbound_loopback;
     ngx_str_t                   public_cache;  /* cms_public_cache_control */
     ngx_flag_t                  public_limit;  /* cms_public_rate_limit */
+    ngx_shm_zone_t             *public_zone;   /* cms_public_cache */
     ngx_resolver_t             *resolver;     /* the http{} block's */
     ngx_msec_t                  resolver_timeout;
     ngx_shm_zone_t             *metrics;     /* the workers' counters */
@@ -203,6 +204,13 @@ struct ngx_http_cms_ctx_s {
     ngx_str_t                   cors;          /* Access-Control-Allow-
                                                   Origin, when set */
     ngx_str_t                   surrogate;     /* Surrogate-Key, Cache-Tag */
+    ngx_str_t                   etag;          /* a public 200's, when
+                                                  known before its body */
+    ngx_str_t                   public_key;    /* the public cache's key
+                                                  of this body */
+    uint64_t                    public_version;  /* the site's content
+                                                    version */
+    ngx_atomic_uint_t           public_gen;    /* _public_cache_gen() */
     ngx_str_t                   fetch_url;     /* $cms_fetch_url */
 
     unsigned                    sent:1;

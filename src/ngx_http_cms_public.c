@@ -21,6 +21,7 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_public.h"
+#include "ngx_http_cms_public_cache.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_list.h"
@@ -31,6 +32,10 @@
 
 static ngx_int_t ngx_http_cms_public_auth_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_public_known(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_public_site_t *site);
+static ngx_int_t ngx_http_cms_public_cached(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_public_site(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_public_pages(ngx_http_request_t *r,
@@ -53,10 +58,11 @@ static ngx_int_t ngx_http_cms_public_preflight(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 
-/* an active site by its key's hash: id, workspace, origin */
+/* an active site by its key's hash: id, workspace, origin, version */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_key_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT s.id, s.workspace_id, s.origin FROM sites s"
+        "SELECT s.id, s.workspace_id, s.origin, s.content_version"
+        " FROM sites s"
         " JOIN workspaces w ON w.id = s.workspace_id AND NOT w.suspended"
         " WHERE s.key_hash = decode($1, 'hex') AND s.status = 'active'", 1);
 
@@ -223,8 +229,9 @@ ngx_http_cms_public_begin(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 ngx_int_t
 ngx_http_cms_public_auth(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-    ngx_str_t  key, hex, *given;
+    ngx_int_t                    rc;
+    ngx_str_t                    key, hex, *given;
+    ngx_http_cms_public_site_t   site;
 
     rc = ngx_http_cms_query_arg(r, "key", 128, &key);
 
@@ -240,6 +247,16 @@ ngx_http_cms_public_auth(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    /* a key this host resolved within cms_public_cache's valid= */
+    rc = ngx_http_cms_public_cache_site(r, &hex, &site);
+
+    if (rc != NGX_DECLINED) {
+        return rc == NGX_OK ? ngx_http_cms_public_known(r, ctx, &site) : rc;
+    }
+
+    ctx->public_key = hex;
+    ctx->public_gen = ngx_http_cms_public_cache_gen(r);
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_public_key_sql, &hex, 1,
                                  ngx_http_cms_public_auth_done);
 }
@@ -249,9 +266,9 @@ static ngx_int_t
 ngx_http_cms_public_auth_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
-    ngx_int_t                  rc, i;
-    ngx_str_t                 *out[3];
-    ngx_http_cms_principal_t  *p;
+    ngx_int_t                    rc, i;
+    ngx_str_t                   *out[3];
+    ngx_http_cms_public_site_t   site;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -259,21 +276,17 @@ ngx_http_cms_public_auth_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     if (PQntuples(res) != 1) {
+        ngx_http_cms_public_cache_site_drop(r, &ctx->public_key);
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }
 
-    p = &ctx->principal;
-    out[0] = &p->site_id;
-    out[1] = &p->workspace_id;
-    out[2] = &ctx->cors;
+    out[0] = &site.site_id;
+    out[1] = &site.workspace_id;
+    out[2] = &site.origin;
 
     for (i = 0; i < 3; i++) {
-        if (i == 2 && PQgetisnull(res, 0, 2)) {
-            break;
-        }
-
         out[i]->len = PQgetlength(res, 0, i);
-        out[i]->data = ngx_pnalloc(r->pool, out[i]->len);
+        out[i]->data = ngx_pnalloc(r->pool, out[i]->len + 1);
 
         if (out[i]->data == NULL) {
             return NGX_ERROR;
@@ -282,8 +295,37 @@ ngx_http_cms_public_auth_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         ngx_memcpy(out[i]->data, PQgetvalue(res, 0, i), out[i]->len);
     }
 
+    site.version = (uint64_t) ngx_atoof((u_char *) PQgetvalue(res, 0, 3),
+                                        PQgetlength(res, 0, 3));
+
+    ngx_http_cms_public_cache_site_put(r, &ctx->public_key, &site,
+                                       ctx->public_gen);
+
+    return ngx_http_cms_public_known(r, ctx, &site);
+}
+
+
+/* the key's site: the principal, CORS, the surrogate keys; then on */
+static ngx_int_t
+ngx_http_cms_public_known(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_public_site_t *site)
+{
+    ngx_int_t                  rc;
+    ngx_http_cms_principal_t  *p;
+
+    p = &ctx->principal;
+    p->site_id = site->site_id;
+    p->workspace_id = site->workspace_id;
+
     /* the rate limit's bucket is the site's: a rotated key keeps it */
     p->key_id = p->site_id;
+
+    if (site->origin.len) {
+        ctx->cors = site->origin;
+    }
+
+    ctx->public_version = site->version;
+    ngx_str_null(&ctx->public_key);
 
     rc = ngx_http_cms_public_tag(r, ctx, NULL);
 
@@ -372,10 +414,92 @@ ngx_http_cms_public_page(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
+    rc = ngx_http_cms_public_cached(r, ctx);
+
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
     ctx->data = (void *) &ngx_http_cms_section_published;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_public_sections_sql, args,
                                  4, ngx_http_cms_public_listed);
+}
+
+
+/*
+ * A section read is what the site's content version, the site and the
+ * request line make it: its strong ETag says so without the body, a
+ * matching If-None-Match is a 304 without the database, and the body kept
+ * under that key in cms_public_cache is answered again as it is.  Else
+ * NGX_DECLINED: the database is asked, and the body kept on the way out
+ * (ngx_http_cms_cache_headers()).
+ */
+/* long: the key and ETag, then the two ways around the database */
+static ngx_int_t
+ngx_http_cms_public_cached(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    u_char           *p;
+    size_t            len;
+    uint32_t          crc;
+    ngx_int_t         rc;
+    ngx_str_t         body, *etag, *key;
+    ngx_table_elt_t  *inm;
+
+    key = &ctx->public_key;
+    etag = &ctx->etag;
+
+    len = ctx->principal.site_id.len + 2 * NGX_INT64_LEN + r->uri.len
+          + 1 + r->args.len;
+
+    key->data = ngx_pnalloc(r->pool, len);
+    etag->data = ngx_pnalloc(r->pool, 2 + NGX_INT64_LEN + 1 + 8);
+
+    if (key->data == NULL || etag->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_sprintf(key->data, "%V %uL %V?%V", &ctx->principal.site_id,
+                    ctx->public_version, &r->uri, &r->args);
+    key->len = p - key->data;
+
+    crc = ngx_crc32_long(key->data, key->len);
+    p = ngx_sprintf(etag->data, "\"%uL-%08xD\"", ctx->public_version, crc);
+    etag->len = p - etag->data;
+
+    rc = ngx_http_cms_public_cache_body(r, key, &body);
+
+    if (rc == NGX_OK) {
+        return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
+    }
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    /*
+     * exactly this ETag, and no other condition: nginx's not-modified
+     * filter turns the 200 into a 304, so no body is needed
+     */
+    inm = r->headers_in.if_none_match;
+
+    if (inm != NULL && r->headers_in.if_modified_since == NULL
+        && r->headers_in.if_match == NULL
+        && r->headers_in.if_unmodified_since == NULL
+        && ((inm->value.len == etag->len
+             && ngx_strncmp(inm->value.data, etag->data, etag->len) == 0)
+            || (inm->value.len == etag->len + 2
+                && ngx_strncmp(inm->value.data, "W/", 2) == 0
+                && ngx_strncmp(inm->value.data + 2, etag->data, etag->len)
+                   == 0)))
+    {
+        ngx_str_null(key);
+        ngx_str_null(&body);
+
+        return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
+    }
+
+    return NGX_DECLINED;
 }
 
 

@@ -12,6 +12,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_public_cache.h"
 #include "ngx_http_cms_response_cache.h"
 #include "cms_json_scan.h"
 #include "cms_uuid.h"
@@ -213,6 +214,14 @@ ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
 
     if (ngx_http_cms_send_headers(r, ctx, status, body) != NGX_OK) {
         return NGX_ERROR;
+    }
+
+    /* a write done: the public cache checks its sites again */
+    if (status < NGX_HTTP_SPECIAL_RESPONSE
+        && (r->method & (NGX_HTTP_POST|NGX_HTTP_PUT|NGX_HTTP_PATCH
+                         |NGX_HTTP_DELETE)))
+    {
+        ngx_http_cms_public_cache_touch(r);
     }
 
     if (ctx != NULL && ctx->cacheable && status == NGX_HTTP_OK

@@ -13,6 +13,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_response_cache.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_public_cache.h"
 
 
 /* a public 200: its ETag, the public Cache-Control, its surrogate keys */
@@ -28,7 +29,13 @@ ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
-    if (ngx_http_cms_etag(r, body) != NGX_OK
+    /* a section read: the ETag its version made, the body kept for it */
+    if (ctx->public_key.len) {
+        ngx_http_cms_public_cache_body_put(r, &ctx->public_key, body);
+    }
+
+    if ((ctx->etag.len ? ngx_http_cms_etag_set(r, &ctx->etag)
+                       : ngx_http_cms_etag(r, body)) != NGX_OK
         || ngx_http_cms_header_add(r, &cache_name, &mcf->public_cache)
            != NGX_OK)
     {

@@ -158,6 +158,24 @@ my @cases = (
     ['cms_default_plan twice', { http_config => "cms_default_plan a;\ncms_default_plan b;" },
      'fail', qr/duplicate/],
     ['cms_invitation_ttl abc', { http_config => 'cms_invitation_ttl abc;' }, 'fail'],
+
+    # cms_public_cache (the harness sets one; public_cache replaces it)
+    ['cms_public_cache with valid=', { public_cache => 'cms_public_cache zone=pc:1m valid=250ms;' }, 'ok'],
+    ['cms_public_cache omitted', { public_cache => '' }, 'ok'],
+    ['cms_public_cache without a size', { public_cache => 'cms_public_cache zone=pc;' }, 'fail',
+     qr/zone=NAME:SIZE/],
+    ['cms_public_cache too small', { public_cache => 'cms_public_cache zone=pc:1k;' }, 'fail',
+     qr/at least/],
+    ['cms_public_cache without a zone', { public_cache => 'cms_public_cache valid=1s;' }, 'fail',
+     qr/needs zone/],
+    ['cms_public_cache valid=0', { public_cache => 'cms_public_cache zone=pc:1m valid=0;' }, 'fail',
+     qr/valid/],
+    ['cms_public_cache unknown parameter', { public_cache => 'cms_public_cache zone=pc:1m x=1;' }, 'fail',
+     qr/unknown parameter/],
+    ['cms_public_cache twice', { http_config => 'cms_public_cache zone=pc2:1m;' }, 'fail',
+     qr/duplicate/],
+    ['cms_public_cache in a server', { public_cache => '', config => 'cms_public_cache zone=pc:1m;' },
+     'fail', qr/not allowed/],
 );
 
 for my $c (@cases) {

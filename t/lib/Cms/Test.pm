@@ -456,6 +456,7 @@ http {
     $redis
     cms_secret @{[ $o{secret} || $S{secret} ]};
     cms_storage @{[ $o{storage} || "$S{prefix}/storage" ]};
+    @{[ $o{public_cache} // 'cms_public_cache zone=cms_public:4m;' ]}
     $throttle
     $tr
 @{[ $o{http_config} // '' ]}

@@ -1,0 +1,158 @@
+# The public surface without the database (DESIGN.md, Public surface; README, "The public
+# cache"): cms_public_cache keeps, per host, the sites publishable keys resolve to (for
+# valid=) and the bodies of section reads by site, content version and request line.
+# Shown here: a section read's ETag names its version; while PostgreSQL's sites, pages
+# and sections tables are locked by another session (any query on them would wait), a
+# revalidation is 304 and a read is the kept body, both at once; a write on the same host
+# is seen at once (a publish, a key rotated, a site disabled, a page renamed); a publish on
+# one host is seen by a second host within 1 s; the rate limit is one bucket per site
+# across both hosts (exactly 240 in a burst on the test clock).
+use strict;
+use warnings;
+use Cms::Test;
+use Cms::HostB;
+use Time::HiRes qw(time);
+use JSON::PP ();
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key);
+
+signup_defaults(email_prefix => 'pcache');
+
+# a long valid= on this host: nothing but a write makes it ask PostgreSQL again
+set_conf_defaults(public_cache => 'cms_public_cache zone=cms_public:4m valid=1h;');
+start_nginx();
+
+my $owner = signup();
+my $ot = $owner->{token};
+my $wid = workspace($ot, 'Cached');
+my $K = key($ot, $wid, 'pages', qw(pages:read pages:write));
+
+my $r = req(POST => "/v1/workspaces/$wid/sites", $ot, { name => 'Site' });
+die 'site: ' . diag_resp($r) unless $r->{status} == 201;
+my $site = $r->{json}{site};
+my $pk = $site->{publishable_key};
+$r = req(POST => "/v1/workspaces/$wid/sites/$site->{id}/pages", $ot, { slug => '/about', title => 'About' });
+die 'page: ' . diag_resp($r) unless $r->{status} == 201;
+my $page = $r->{json}{page}{id};
+
+sub publish {
+    my $title = shift;
+    my $x = req(PUT => "/v1/api/pages/$page/sections", $K, { section_key => 'hero', data => { title => $title } });
+    die 'save: ' . diag_resp($x) unless $x->{status} == 200;
+    $x = req(POST => "/v1/api/pages/$page/sections/publish", $K, {});
+    die 'publish: ' . diag_resp($x) unless $x->{status} == 200;
+}
+sub sec_path { my $k = shift // $pk; "/v1/public/pages/$page/sections?key=$k" }
+sub title { (($_[0]{json} || {})->{sections} || [])->[0]{data}{title} // '' }
+sub version { one("SELECT content_version FROM sites WHERE id = '$site->{id}'") }
+
+publish('One');
+
+# --- the ETag names the version ------------------------------------------------------------------
+
+$r = req(GET => sec_path());
+is $r->{status}, 200, 'a section read' or diag diag_resp($r);
+is title($r), 'One', 'the published section';
+my $v = version();
+like $r->{headers}{etag} // '', qr/^"$v-[0-9a-f]{8}"$/, 'the ETag: the site\'s content version, then the request';
+my $etag = $r->{headers}{etag};
+my $body = $r->{body};
+my $again = req(GET => sec_path());
+is $again->{headers}{etag}, $etag, 'the same read: the same ETag';
+is $again->{body}, $body, 'the same bytes';
+isnt req(GET => sec_path() . '&locale=fr')->{headers}{etag}, $etag, 'another request line: another ETag';
+
+# --- PostgreSQL's tables locked: 304s and kept bodies still answer at once ---------------------------
+
+{
+    open my $lock, '|-', Cms::Test::_psql_cmd(db_name()) or die "psql: $!";
+    select((select($lock), $| = 1)[0]);
+    print $lock "BEGIN; LOCK TABLE sites, pages, sections IN ACCESS EXCLUSIVE MODE;"
+              . " SELECT pg_sleep(120); COMMIT;\n";
+    ok wait_until(20, sub {
+        one("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+            . " WHERE c.relname IN ('sites', 'pages', 'sections') AND l.mode = 'AccessExclusiveLock'"
+            . " AND l.granted") == 3 }), 'another session holds the three tables';
+
+    my ($n304, $n200, $slow) = (0, 0, 0);
+    for (1 .. 20) {
+        my $t = time;
+        my $x = req(GET => sec_path(), undef, undef, 'If-None-Match' => $etag);
+        $n304++ if $x->{status} == 304 && ($x->{headers}{etag} // '') eq $etag && ($x->{body} // '') eq '';
+        my $y = req(GET => sec_path());
+        $n200++ if $y->{status} == 200 && $y->{body} eq $body && ($y->{headers}{etag} // '') eq $etag;
+        $slow++ if time - $t > 3;
+    }
+    is $n304, 20, 'tables locked: 20 revalidations, 20 304s with the ETag and no body';
+    is $n200, 20, 'tables locked: 20 reads, the kept body with its ETag';
+    is $slow, 0, 'none waited on the lock';
+
+    # end the other session: the waiting statement is cancelled
+    psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%'"
+         . " AND pid <> pg_backend_pid()");
+    close $lock;
+}
+
+# --- writes on this host are seen at once -------------------------------------------------------------
+
+publish('Two');
+$r = req(GET => sec_path());
+is title($r), 'Two', 'a publish: the next read has it';
+isnt $r->{headers}{etag}, $etag, 'a publish: a new ETag';
+is req(GET => sec_path(), undef, undef, 'If-None-Match' => $etag)->{status}, 200, 'the old ETag: 200';
+$etag = $r->{headers}{etag};
+
+my $x = req(PATCH => "/v1/workspaces/$wid/sites/$site->{id}/pages/$page", $ot, { slug => '/about-us' });
+is $x->{status}, 200, 'a page renamed' or diag diag_resp($x);
+check_err(req(GET => "/v1/public/sections?path=/about&key=$pk"), 404, 'not_found', 'its old path: 404 at once');
+is title(req(GET => "/v1/public/sections?path=/about-us&key=$pk")), 'Two', 'its new path';
+isnt req(GET => sec_path())->{headers}{etag}, $etag, 'a page renamed: a new ETag';
+
+my $rot = req(POST => "/v1/workspaces/$wid/sites/$site->{id}/publishable-key/rotate", $ot);
+is $rot->{status}, 200, 'rotated' or diag diag_resp($rot);
+check_err(req(GET => sec_path()), 401, 'invalid_api_key', 'the rotated key: 401 at once');
+$pk = $rot->{json}{site}{publishable_key};
+is req(GET => sec_path())->{status}, 200, 'the new key';
+req(PATCH => "/v1/workspaces/$wid/sites/$site->{id}", $ot, { status => 'disabled' });
+check_err(req(GET => sec_path()), 401, 'invalid_api_key', 'a disabled site: 401 at once');
+req(PATCH => "/v1/workspaces/$wid/sites/$site->{id}", $ot, { status => 'active' });
+is req(GET => sec_path())->{status}, 200, 'active again';
+
+# --- a second host: a publish seen within 1 s ----------------------------------------------------------
+
+start_host_b(edit => sub {
+    my $c = shift;
+    $c =~ s/cms_public_cache zone=cms_public:4m valid=1h;/cms_public_cache zone=cms_public:4m valid=500ms;/
+        or die "no cms_public_cache line in\n$c";
+    $c;
+});
+my $B = host_b_port();
+my $pb = at($B, GET => sec_path());
+is title($pb), 'Two', 'host B reads the section';
+is at($B, GET => sec_path())->{headers}{etag}, $pb->{headers}{etag}, 'host B: its kept answer';
+publish('Three');
+my $t0 = time;
+my $seen;
+while (time - $t0 < 5) {
+    my $y = at($B, GET => sec_path());
+    if (title($y) eq 'Three') { $seen = time - $t0; last }
+}
+ok defined $seen, 'host B sees the publish';
+ok defined $seen && $seen < 1, 'within 1 s of the publish' or diag "after @{[ $seen // 'never' ]} s";
+
+# --- the rate limit: one bucket across both hosts ---------------------------------------------------------
+
+{
+    my $clock = int(time() * 1000) + 3_600_000;
+    my ($ok, $first429) = (0, undef);
+    for my $n (1 .. 241) {
+        my $y = at($n % 2 ? $B : port(), GET => sec_path(), undef, undef, 'X-Cms-Test-Clock' => $clock);
+        if ($y->{status} == 200) { $ok++ } else { $first429 //= $y; last }
+    }
+    is $ok, 240, 'both hosts together: a burst of exactly 240';
+    check_err($first429, 429, 'rate_limited', 'the 241st, on host A: 429');
+    check_err(at($B, GET => sec_path(), undef, undef, 'X-Cms-Test-Clock' => $clock), 429, 'rate_limited',
+              'and on host B');
+}
+
+stop_host_b();
+done_testing();
