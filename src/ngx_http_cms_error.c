@@ -18,6 +18,8 @@
 
 static ngx_uint_t ngx_http_cms_error_sqlstate(const char *state,
     const char *msg);
+static void ngx_http_cms_outbound_resolved(void *data, ngx_int_t rc,
+    ngx_addr_t *addrs, ngx_uint_t naddrs);
 static ngx_int_t ngx_http_cms_error_refused(ngx_http_request_t *r,
     PGresult *res, ngx_uint_t code);
 
@@ -236,6 +238,55 @@ ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
     }
 
     return ngx_http_cms_errors[code].status;
+}
+
+
+ngx_int_t
+ngx_http_cms_outbound_resolve(ngx_http_request_t *r, ngx_str_t *host)
+{
+    if (ngx_http_cms_resolve_start(r->pool, r->connection->log, host,
+                                   ngx_http_cms_outbound_resolved, r)
+        == NULL)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    return NGX_DONE;
+}
+
+
+/* every address the host has must be allowed */
+static void
+ngx_http_cms_outbound_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
+    ngx_uint_t naddrs)
+{
+    ngx_http_request_t       *r = data;
+    ngx_connection_t         *c;
+    ngx_http_cms_ctx_t       *ctx;
+    ngx_http_cms_outbound_t  *o;
+
+    c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    o = ctx->data;
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_outbound_all_allowed(addrs, naddrs,
+                                               o->loopback_only);
+    }
+
+    if (rc == NGX_OK) {
+        rc = o->next(r, ctx);
+
+    } else if (rc == NGX_DECLINED) {
+        rc = ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_URL, o->param,
+                                   o->message);
+
+    } else {
+        rc = ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
+    }
+
+    ctx->finish(r, rc);
+    ngx_http_run_posted_requests(c);
 }
 
 

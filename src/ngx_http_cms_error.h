@@ -14,6 +14,7 @@
 #include <ngx_http.h>
 #include <libpq-fe.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_resolve.h"
 
 
 /* nginx 1.22 has no constant for 422 */
@@ -140,6 +141,28 @@ ngx_int_t ngx_http_cms_fail_msg(ngx_http_request_t *r, ngx_uint_t code,
  */
 ngx_int_t ngx_http_cms_fail_copy(ngx_http_request_t *r, ngx_uint_t code,
     const char *param, const char *message);
+
+/*
+ * A request's outbound host check (a site's origin, a webhook's URL): the
+ * first member of what ctx->data points to while the host resolves.
+ */
+typedef struct {
+    ngx_http_cms_handler_pt     next;           /* run once it passed */
+    ngx_uint_t                  loopback_only;  /* plain http */
+    const char                 *param;          /* the field refused */
+    const char                 *message;
+} ngx_http_cms_outbound_t;
+
+/*
+ * Starts resolving "host" for the check in ctx->data: once every address
+ * passes ngx_http_cms_outbound_all_allowed() it runs next(r, ctx); no
+ * address or one refused records invalid_url (param, message); a resolver
+ * failure records 503 unavailable; the outcome then goes to ctx->finish().
+ * Returns NGX_DONE, or 503 unavailable recorded when no resolution can
+ * start (no resolver configured).
+ */
+ngx_int_t ngx_http_cms_outbound_resolve(ngx_http_request_t *r,
+    ngx_str_t *host);
 
 /* The catalogue entry for "code"; unknown codes give the internal error. */
 const ngx_http_cms_error_t *ngx_http_cms_error_get(ngx_uint_t code);

@@ -57,6 +57,8 @@ static ngx_int_t ngx_http_cms_jobs_xgroup(ngx_pool_t *pool,
 static void ngx_http_cms_jobs_ext_grouped(void *data, redisReply **replies,
     ngx_uint_t n);
 static void ngx_http_cms_jobs_ext_done(void *data, PGresult *res);
+static void ngx_http_cms_jobs_due(ngx_event_t *ev);
+static void ngx_http_cms_jobs_announced(void *data, PGresult *res);
 static void ngx_http_cms_jobs_lag(ngx_event_t *ev);
 static void ngx_http_cms_jobs_lagged(void *data, PGresult *res);
 
@@ -100,6 +102,15 @@ static ngx_event_t  ngx_http_cms_jobs_purge_ev;
 static ngx_event_t  ngx_http_cms_jobs_relay_ev;
 static ngx_event_t  ngx_http_cms_jobs_ext_ev;
 static ngx_event_t  ngx_http_cms_jobs_lag_ev;
+static ngx_event_t  ngx_http_cms_jobs_due_ev;
+
+
+/* scheduled articles whose time came: article.published, once each */
+#define NGX_HTTP_CMS_DUE_BATCH  100
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_due_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_articles_announce_due($1::integer)", 1);
 
 
 /*
@@ -131,6 +142,8 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_purge_ev,
                           ngx_http_cms_jobs_purge, mcf, cycle->log,
                           mcf->purge_interval);
+    ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_due_ev, ngx_http_cms_jobs_due,
+                          mcf, cycle->log, mcf->events_interval);
 
     if (mcf->metrics != NULL) {
         /* for cms_status: asked now, then with the relay's interval */
@@ -211,6 +224,56 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
 
     if (!ngx_exiting && !ngx_terminate) {
         ngx_add_timer(&ngx_http_cms_jobs_purge_ev, mcf->purge_interval);
+    }
+}
+
+
+/*
+ * Scheduled articles whose time came get their article.published in the
+ * outbox (sql/0023_scheduled_events.sql: exactly once, whichever worker
+ * or host asks); a full batch asks again at once.
+ */
+static void
+ngx_http_cms_jobs_due(ngx_event_t *ev)
+{
+    ngx_http_cms_main_conf_t *mcf = ev->data;
+
+    ngx_str_t  arg;
+
+    ngx_str_set(&arg, ngx_value(NGX_HTTP_CMS_DUE_BATCH));
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_due_sql, &arg, 1,
+                            ngx_http_cms_jobs_announced, mcf)
+        != NGX_OK)
+    {
+        ngx_add_timer(ev, mcf->events_interval);
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_announced(void *data, PGresult *res)
+{
+    ngx_http_cms_main_conf_t *mcf = data;
+
+    ngx_int_t  n;
+
+    n = 0;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                      "cms: announcing scheduled articles failed%s%s",
+                      res ? ": " : "",
+                      res ? PQresultErrorMessage(res) : "");
+
+    } else {
+        n = ngx_atoi((u_char *) PQgetvalue(res, 0, 0),
+                     PQgetlength(res, 0, 0));
+    }
+
+    if (!ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(&ngx_http_cms_jobs_due_ev,
+                      n == NGX_HTTP_CMS_DUE_BATCH ? 1 : mcf->events_interval);
     }
 }
 

@@ -1,6 +1,7 @@
 
 /*
- * Periodic background work of the workers (purging soft-deleted content).
+ * Periodic background work of the workers (purging soft-deleted content,
+ * the outbox relay, announcing scheduled articles whose time came).
  */
 
 

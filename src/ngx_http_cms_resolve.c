@@ -253,3 +253,27 @@ ngx_http_cms_outbound_allowed(ngx_cycle_t *cycle, struct sockaddr *sa)
 
     return NGX_DECLINED;
 }
+
+
+ngx_int_t
+ngx_http_cms_outbound_all_allowed(ngx_addr_t *addrs, ngx_uint_t n,
+    ngx_uint_t loopback_only)
+{
+    ngx_uint_t  i;
+
+    if (n == 0) {
+        return NGX_DECLINED;
+    }
+
+    for (i = 0; i < n; i++) {
+        if (ngx_http_cms_outbound_allowed((ngx_cycle_t *) ngx_cycle,
+                                          addrs[i].sockaddr)
+            != NGX_OK
+            || (loopback_only && !cms_ipaddr_loopback(addrs[i].sockaddr)))
+        {
+            return NGX_DECLINED;
+        }
+    }
+
+    return NGX_OK;
+}

@@ -47,6 +47,15 @@ ngx_http_cms_resolve_t *ngx_http_cms_resolve_start(ngx_pool_t *pool,
 ngx_int_t ngx_http_cms_outbound_allowed(ngx_cycle_t *cycle,
     struct sockaddr *sa);
 
+/*
+ * NGX_OK when there is at least one address in addrs[0 .. n) and every
+ * one passes ngx_http_cms_outbound_allowed(), and, with "loopback_only",
+ * is a loopback address too (plain http, allowed only to those);
+ * else NGX_DECLINED.
+ */
+ngx_int_t ngx_http_cms_outbound_all_allowed(ngx_addr_t *addrs, ngx_uint_t n,
+    ngx_uint_t loopback_only);
+
 /* postconfiguration: keeps the http{} block's resolver for start() */
 ngx_int_t ngx_http_cms_resolve_init(ngx_conf_t *cf);
 

@@ -94,6 +94,7 @@ extern ngx_http_cms_route_t  ngx_http_cms_recovery_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sites_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sections_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_public_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_webhooks_routes[];
 
 /* a page section's published view (content-api.md), columns from 1 */
 extern const ngx_http_cms_record_t  ngx_http_cms_section_published;

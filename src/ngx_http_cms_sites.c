@@ -22,7 +22,6 @@
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_crypto.h"
-#include "ngx_http_cms_resolve.h"
 #include "cms_fields.h"
 #include "cms_ipaddr.h"
 #include "cms_url.h"
@@ -36,8 +35,8 @@
 
 /* a write waiting for its origin's host to resolve */
 typedef struct {
+    ngx_http_cms_outbound_t     out;        /* first: the check's */
     ngx_str_t                   args[NGX_HTTP_CMS_SITE_ARGS];
-    ngx_http_cms_handler_pt     next;
 } ngx_http_cms_site_write_t;
 
 
@@ -63,8 +62,6 @@ static ngx_int_t ngx_http_cms_sites_write(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, int mode, ngx_http_cms_handler_pt next);
 static ngx_int_t ngx_http_cms_sites_origin(ngx_http_request_t *r,
     ngx_str_t *origin, ngx_str_t *host);
-static void ngx_http_cms_sites_resolved(void *data, ngx_int_t rc,
-    ngx_addr_t *addrs, ngx_uint_t naddrs);
 static ngx_int_t ngx_http_cms_sites_key(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *nonce, ngx_str_t *hash);
 static ngx_int_t ngx_http_cms_pages_list(ngx_http_request_t *r,
@@ -505,7 +502,10 @@ ngx_http_cms_sites_write(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
-    w->next = next;
+    w->out.next = next;
+    w->out.param = "origin";
+    w->out.message = "origin's host has no address, or one that is not"
+                     " public";
     w->args[0] = ctx->principal.workspace_id;
 
     if (mode == CMS_FIELDS_PATCH) {
@@ -529,14 +529,7 @@ ngx_http_cms_sites_write(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return (rc == NGX_OK) ? next(r, ctx) : rc;
     }
 
-    if (ngx_http_cms_resolve_start(r->pool, r->connection->log, &host,
-                                   ngx_http_cms_sites_resolved, r)
-        == NULL)
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
-    }
-
-    return NGX_DONE;
+    return ngx_http_cms_outbound_resolve(r, &host);
 }
 
 
@@ -585,47 +578,6 @@ ngx_http_cms_sites_origin(ngx_http_request_t *r, ngx_str_t *origin,
     }
 
     return NGX_OK;
-}
-
-
-/* every address the origin's host has must be allowed */
-static void
-ngx_http_cms_sites_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
-    ngx_uint_t naddrs)
-{
-    ngx_http_request_t         *r = data;
-    ngx_uint_t                  i;
-    ngx_connection_t           *c;
-    ngx_http_cms_ctx_t         *ctx;
-    ngx_http_cms_site_write_t  *w;
-
-    c = r->connection;
-    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
-    w = ctx->data;
-
-    for (i = 0; rc == NGX_OK && i < naddrs; i++) {
-        if (ngx_http_cms_outbound_allowed((ngx_cycle_t *) ngx_cycle,
-                                          addrs[i].sockaddr)
-            != NGX_OK)
-        {
-            rc = NGX_DECLINED;
-        }
-    }
-
-    if (rc == NGX_OK) {
-        rc = w->next(r, ctx);
-
-    } else if (rc == NGX_DECLINED) {
-        rc = ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_URL, "origin",
-                                   "origin's host has no address, or one"
-                                   " that is not public");
-
-    } else {
-        rc = ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UNAVAILABLE, NULL);
-    }
-
-    ctx->finish(r, rc);
-    ngx_http_run_posted_requests(c);
 }
 
 

@@ -38,7 +38,8 @@ my @ROLES = qw(owner admin editor author viewer);
 my @SCOPES = qw(articles:read articles:write categories:read categories:write
                 comments:read comments:write podcasts:read podcasts:write
                 subscribers:read subscribers:write custom:read custom:write
-                videos:read videos:write media:read media:write pages:read pages:write);
+                videos:read videos:write media:read media:write pages:read pages:write
+                webhooks:read webhooks:write);
 
 my %U = (owner => signup());
 my $wid = workspace($U{owner}{token}, 'Roles');
@@ -137,6 +138,13 @@ my %page_draft = (target => sub {
     die 'section: ' . diag_resp($r) unless $r->{status} == 200;
     return $p });
 
+# a webhook to an address literal (no resolver in this file)
+my %webhook = (target => sub {
+    my $r = req(POST => '/v1/api/webhooks', $OK, { url => 'https://93.184.216.34/target-' . ++$n });
+    die 'webhook: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{webhook}{id};
+});
+
 # the rows below add members and invitations: no member limit in the way
 psql("UPDATE plans SET member_limit = NULL WHERE name = 'free'");
 
@@ -158,6 +166,7 @@ my @TEAM = (tables => [qw(members invitations audit_events)]);
 my @SITE = (tables => ['sites']);
 my @PAGE = (tables => ['pages']);
 my @SECT = (tables => ['sections']);
+my @HOOK = (tables => ['webhooks']);
 
 my @MATRIX = (
     # articles
@@ -372,6 +381,20 @@ my @MATRIX = (
       body => sub { { section => 'k' . ++$n, field => 'f', value => 'v' } }, %page_id, @SECT },
     { what => 'publish sections', method => 'POST', path => '/pages/%s/sections/publish', scope => 'pages:write',
       allow => $EDITOR_UP, status => 200, body => {}, %page_draft, @SECT },
+
+    # webhooks: owners and admins only (their secrets sign what the workspace sends)
+    { what => 'list webhooks', method => 'GET', path => '/webhooks', scope => 'webhooks:read',
+      allow => $ADMIN_UP, status => 200, @HOOK },
+    { what => 'create a webhook', method => 'POST', path => '/webhooks', scope => 'webhooks:write',
+      allow => $ADMIN_UP, status => 201, body => sub { { url => 'https://93.184.216.34/new-' . ++$n } }, @HOOK },
+    { what => 'get a webhook', method => 'GET', path => '/webhooks/%s', scope => 'webhooks:read',
+      allow => $ADMIN_UP, status => 200, %webhook, @HOOK },
+    { what => 'patch a webhook', method => 'PATCH', path => '/webhooks/%s', scope => 'webhooks:write',
+      allow => $ADMIN_UP, status => 200, body => sub { { description => 'Edited ' . ++$n } }, %webhook, @HOOK },
+    { what => 'delete a webhook', method => 'DELETE', path => '/webhooks/%s', scope => 'webhooks:write',
+      allow => $ADMIN_UP, status => 204, %webhook, @HOOK },
+    { what => 'rotate a webhook secret', method => 'POST', path => '/webhooks/%s/secret/rotate',
+      scope => 'webhooks:write', allow => $ADMIN_UP, status => 200, %webhook, @HOOK },
 );
 
 # What a refused request must not change: each table's rows, as one digest.

@@ -78,6 +78,12 @@ sub mkpage {
     return $r->{json}{page}{id};
 }
 my $page = mkpage('target');
+sub mkwebhook {
+    my $r = req(POST => '/v1/api/webhooks', $API, { url => "https://93.184.216.34/$_[0]" });
+    die 'webhook: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{webhook}{id};
+}
+my $webhook = mkwebhook('target');
 # one site a workspace: creates go to a workspace emptied first, deletes to another
 my $siteless_ws = workspace($owner->{token}, 'Hostile siteless');
 my $victim_site_ws = workspace($owner->{token}, 'Hostile site victims');
@@ -159,6 +165,8 @@ my %FILL = (
     category => sub { $category },
     victim_article => sub { mk($API, { title => 'Victim ' . ++$N })->{id} },
     victim_category => sub { mkcat($API, { name => 'Victim ' . ++$N })->{id} },
+    webhook => sub { $webhook },
+    victim_webhook => sub { mkwebhook('victim-' . ++$N) },
     comment => sub { $comment },
     victim_comment => \&mkcomment,
     show => sub { $show },

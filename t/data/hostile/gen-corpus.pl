@@ -338,6 +338,10 @@ __DATA__
     "name": {"type": "string"}, "mode": {"type": "string"}, "origin": {"type": "url"},
     "status": {"type": "string"}
   },
+  "webhook": {
+    "url": {"type": "url"}, "events": {"type": "string[]"}, "enabled": {"type": "boolean"},
+    "description": {"type": "string"}
+  },
   "page": {
     "slug": {"type": "string"}, "title": {"type": "string"}, "seo_title": {"type": "string"},
     "seo_description": {"type": "string"}, "og_image": {"type": "url"}, "position": {"type": "integer"}
@@ -630,6 +634,28 @@ __DATA__
    "fields": "page"},
   {"route": "DELETE /v1/workspaces/:id/sites/:site/pages/:page", "cred": "session",
    "params": {"id": "{{ws}}", "site": "{{site}}", "page": "{{victim_page}}"}},
+
+  {"route": "GET /v1/api/webhooks", "cred": "api",
+   "query": {"limit": {"value": "10", "ok_2xx": {"digits30": "README, Pagination: a limit out of 1-100 falls back to 50"}},
+             "offset": {"value": "0", "ok_2xx": {"digits30": "README, Pagination: a non-numeric or out-of-range offset is 0"}}}},
+  {"route": "POST /v1/api/webhooks", "cred": "api", "body": {"url": "https://93.184.216.34/hostile-{{n}}"},
+   "fields": "webhook", "required": ["url"]},
+  {"route": "GET /v1/api/webhooks/:id", "cred": "api", "params": {"id": "{{webhook}}"}},
+  {"route": "PATCH /v1/api/webhooks/:id", "cred": "api", "params": {"id": "{{webhook}}"},
+   "body": {"description": "Patched {{n}}"}, "fields": "webhook"},
+  {"route": "DELETE /v1/api/webhooks/:id", "cred": "api", "params": {"id": "{{victim_webhook}}"}},
+  {"route": "POST /v1/api/webhooks/:id/secret/rotate", "cred": "api", "params": {"id": "{{webhook}}"}},
+  {"route": "GET /v1/workspaces/:ws/webhooks", "cred": "session", "params": {"ws": "{{ws}}"}},
+  {"route": "POST /v1/workspaces/:ws/webhooks", "cred": "session", "params": {"ws": "{{ws}}"},
+   "body": {"url": "https://93.184.216.34/hostile-{{n}}"}, "fields": "webhook", "required": ["url"]},
+  {"route": "GET /v1/workspaces/:ws/webhooks/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{webhook}}"}},
+  {"route": "PATCH /v1/workspaces/:ws/webhooks/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{webhook}}"}, "body": {"description": "Patched {{n}}"}, "fields": "webhook"},
+  {"route": "DELETE /v1/workspaces/:ws/webhooks/:id", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{victim_webhook}}"}},
+  {"route": "POST /v1/workspaces/:ws/webhooks/:id/secret/rotate", "cred": "session",
+   "params": {"ws": "{{ws}}", "id": "{{webhook}}"}},
 
   {"route": "GET /v1/api/pages/:id/sections", "cred": "api", "params": {"id": "{{page}}"}, "query": {"locale": {"value": "en"}}},
   {"route": "PUT /v1/api/pages/:id/sections", "cred": "api", "params": {"id": "{{page}}"},
