@@ -230,7 +230,7 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
 
 /*
  * Scheduled articles whose time came get their article.published in the
- * outbox (sql/0023_scheduled_events.sql: exactly once, whichever worker
+ * outbox (sql/0024_scheduled_events.sql: exactly once, whichever worker
  * or host asks); a full batch asks again at once.
  */
 static void

@@ -10,7 +10,7 @@
  * secret, "whsec_" + base64 of 32 random bytes, is answered once (create,
  * rotate) and stored sealed (AES-256-GCM, the row's identity bound in);
  * a rotation keeps the previous secret for an overlap in which deliveries
- * carry both signatures (sql/0022_webhooks.sql).
+ * carry both signatures (sql/0023_webhooks.sql).
  */
 
 
