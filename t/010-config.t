@@ -158,6 +158,13 @@ my @cases = (
     ['cms_default_plan twice', { http_config => "cms_default_plan a;\ncms_default_plan b;" },
      'fail', qr/duplicate/],
     ['cms_invitation_ttl abc', { http_config => 'cms_invitation_ttl abc;' }, 'fail'],
+
+    # cms_lock_ttl (article locks): 1s to 24h
+    ['cms_lock_ttl 1s', { http_config => 'cms_lock_ttl 1s;' }, 'ok'],
+    ['cms_lock_ttl 24h', { http_config => 'cms_lock_ttl 24h;' }, 'ok'],
+    ['cms_lock_ttl 500ms', { http_config => 'cms_lock_ttl 500ms;' }, 'fail', qr/cms_lock_ttl.*1s to 24h/],
+    ['cms_lock_ttl 25h', { http_config => 'cms_lock_ttl 25h;' }, 'fail', qr/cms_lock_ttl.*1s to 24h/],
+    ['cms_lock_ttl abc', { http_config => 'cms_lock_ttl abc;' }, 'fail'],
 );
 
 for my $c (@cases) {

@@ -11,94 +11,11 @@ use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(:ext);
 use Time::HiRes qw(time sleep);
-use IO::Socket::INET ();
-use File::Path qw(make_path);
+use Cms::Hosts qw(:all);
 
 # --- the second host ---------------------------------------------------------------------
-# The harness runs one nginx per file; the second one is started here with its own prefix,
+# The harness runs one nginx per file; the second one (Cms::Hosts) has its own prefix,
 # port, pid and logs, from the same rendered config (same database, Redis and secret).
-# Requests to either go through the harness's connection driver (Cms::Test::_new_conn and
-# _drive, which skip connecting when a socket is already there).
-die 'Cms::Test internals changed: _new_conn/_drive are needed to talk to a second host'
-    unless Cms::Test->can('_new_conn') && Cms::Test->can('_drive');
-
-my $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
-my ($PORT_B, $PREFIX_B, $MASTER_B);
-
-sub start_host_b {
-    $PORT_B = free_port();
-    $PREFIX_B = prefix() . '-host-b';
-    make_path(map { "$PREFIX_B/$_" } qw(conf logs temp));
-    chmod 0755, $PREFIX_B, map { "$PREFIX_B/$_" } qw(conf logs temp);
-    if ($> == 0) {
-        my $uid = getpwnam('nobody');
-        chown $uid, -1, "$PREFIX_B/temp" if defined $uid;
-    }
-    my $conf = render_conf();
-    my $port_a = port();
-    $conf =~ s/listen 127\.0\.0\.1:$port_a;/listen 127.0.0.1:$PORT_B;/ or die "no listen line in\n$conf";
-    open my $fh, '>', "$PREFIX_B/conf/nginx.conf" or die $!;
-    print $fh $conf;
-    close $fh;
-    my %env = Cms::Test->can('_nginx_env') ? Cms::Test::_nginx_env() : ();
-    local @ENV{keys %env} = values %env;
-    my $out = `$NGINX -p $PREFIX_B/ -c $PREFIX_B/conf/nginx.conf 2>&1`;
-    die "host B did not start: $out" if $?;
-    wait_until(10, sub { IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $PORT_B, Proto => 'tcp') })
-        or die 'host B does not accept connections';
-    ($MASTER_B) = (`cat $PREFIX_B/logs/nginx.pid` =~ /(\d+)/);
-}
-
-sub stop_host_b {
-    return unless $MASTER_B && kill 0, $MASTER_B;
-    kill 'QUIT', $MASTER_B;
-    wait_until(10, sub { !kill 0, $MASTER_B }) or kill 'KILL', $MASTER_B;
-    $MASTER_B = undef;
-}
-END { stop_host_b() }
-
-sub workers_b {
-    return () unless $MASTER_B;
-    my @w;
-    for my $stat (glob '/proc/[0-9]*/stat') {
-        open my $fh, '<', $stat or next;
-        my $s = <$fh> // next;
-        push @w, $1 if $s =~ /^(\d+) \(.*\) [^Z] (\d+)/s && $2 == $MASTER_B;
-    }
-    return sort { $a <=> $b } @w;
-}
-
-# Requests to either host, at once: each item is [port, spec].
-sub on_hosts {
-    my $t0 = time;
-    my @c;
-    for my $item (@_) {
-        my ($p, $spec) = @$item;
-        my $c = Cms::Test::_new_conn($spec, $t0);
-        $c->{t_start} = time;
-        $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $p, Proto => 'tcp',
-                                           Blocking => 0) or die "connect to $p: $!";
-        push @c, $c;
-    }
-    return Cms::Test::_drive(@c);
-}
-# Sends a request to a host and returns at once; finish_at() waits for its answer.
-sub start_at {
-    my ($p, @req) = @_;
-    my $c = Cms::Test::_new_conn(req_spec(@req), time);
-    $c->{t_start} = time;
-    $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $p, Proto => 'tcp', Timeout => 5)
-        or die "connect to $p: $!";
-    while ($c->{off} < length $c->{out}) {
-        my $n = syswrite($c->{sock}, $c->{out}, length($c->{out}) - $c->{off}, $c->{off});
-        die "write: $!" unless defined $n;
-        $c->{off} += $n;
-    }
-    $c->{sock}->blocking(0);
-    return $c;
-}
-sub finish_at { my ($r) = Cms::Test::_drive($_[0]); $r }
-sub at { my ($p, @req) = @_; my ($r) = on_hosts([$p, req_spec(@req)]); $r }
 sub post_at {
     my ($p, $path, $key, $body, @extra) = @_;
     my %e = @extra;
@@ -116,7 +33,7 @@ set_conf_defaults(workers => 2, http_config => "cms_idempotency_lock 1s;\ncms_ev
 start_nginx();
 start_host_b();
 my $A = port();
-my $B = $PORT_B;
+my $B = host_b_port();
 
 my $fa = facility();
 my $ea = extension($fa);
@@ -254,8 +171,7 @@ SKIP: {
 # --- host B's own log --------------------------------------------------------------------
 stop_host_b();
 {
-    open my $fh, '<', "$PREFIX_B/logs/error.log" or die $!;
-    my @bad = grep { /\[(alert|crit|emerg)\]/ && !/exited on signal 9/ } <$fh>;
+    my @bad = host_b_errors();
     ok !@bad, 'host B: error.log has no [alert], [crit] or [emerg]' or diag join '', @bad;
 }
 
