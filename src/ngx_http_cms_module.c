@@ -222,6 +222,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, idem_lock),
       NULL },
 
+    { ngx_string("cms_lock_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, lock_ttl),
+      NULL },
+
     { ngx_string("cms_events_interval"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_msec_slot,
@@ -528,6 +535,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->ui_token_ttl = NGX_CONF_UNSET;
     mcf->idem_ttl = NGX_CONF_UNSET_MSEC;
     mcf->idem_lock = NGX_CONF_UNSET_MSEC;
+    mcf->lock_ttl = NGX_CONF_UNSET_MSEC;
     mcf->events_interval = NGX_CONF_UNSET_MSEC;
     mcf->password_jobs = NGX_CONF_UNSET_UINT;
     mcf->password_queue = NGX_CONF_UNSET_UINT;
@@ -564,6 +572,13 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
     ngx_conf_init_msec_value(mcf->idem_lock, 30 * 1000);
+    ngx_conf_init_msec_value(mcf->lock_ttl, 120 * 1000);
+
+    if (mcf->lock_ttl < 1000 || mcf->lock_ttl > 86400 * 1000) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "\"cms_lock_ttl\" must be 1s to 24h");
+        return NGX_CONF_ERROR;
+    }
     ngx_conf_init_msec_value(mcf->events_interval, 1000);
     ngx_conf_init_value(mcf->ext_reload_grace, 30);
     ngx_conf_init_value(mcf->ext_rotation_grace, 86400);

@@ -111,6 +111,7 @@ typedef struct {
     time_t                      retention;     /* soft-deleted content */
     ngx_msec_t                  idem_ttl;
     ngx_msec_t                  idem_lock;
+    ngx_msec_t                  lock_ttl;      /* article locks */
     ngx_msec_t                  events_interval;
     ngx_msec_t                  purge_interval;
     ngx_str_t                   storage;

@@ -93,6 +93,8 @@ extern ngx_http_cms_route_t  ngx_http_cms_profile_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_recovery_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sites_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sections_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_locks_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_seo_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_public_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_webhooks_routes[];
 

@@ -135,6 +135,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_recovery_routes,
     ngx_http_cms_sites_routes,
     ngx_http_cms_sections_routes,
+    ngx_http_cms_locks_routes,
+    ngx_http_cms_seo_routes,
     ngx_http_cms_public_routes,
     ngx_http_cms_webhooks_routes,
     ngx_http_cms_testing_routes,

@@ -176,6 +176,12 @@ my @cases = (
      qr/duplicate/],
     ['cms_public_cache in a server', { public_cache => '', config => 'cms_public_cache zone=pc:1m;' },
      'fail', qr/not allowed/],
+    # cms_lock_ttl (article locks): 1s to 24h
+    ['cms_lock_ttl 1s', { http_config => 'cms_lock_ttl 1s;' }, 'ok'],
+    ['cms_lock_ttl 24h', { http_config => 'cms_lock_ttl 24h;' }, 'ok'],
+    ['cms_lock_ttl 500ms', { http_config => 'cms_lock_ttl 500ms;' }, 'fail', qr/cms_lock_ttl.*1s to 24h/],
+    ['cms_lock_ttl 25h', { http_config => 'cms_lock_ttl 25h;' }, 'fail', qr/cms_lock_ttl.*1s to 24h/],
+    ['cms_lock_ttl abc', { http_config => 'cms_lock_ttl abc;' }, 'fail'],
 );
 
 for my $c (@cases) {

@@ -24,11 +24,14 @@
 #   tables   the tables a refused request must leave as they were (and an allowed
 #            write must change)
 #   route    the route's own path when "path" cannot spell it (two ids, or none)
+#   state    code reference returning a snapshot of what the route changes, when that is
+#            not in PostgreSQL (article locks live in Redis); instead of "tables"
 use strict;
 use warnings;
 use File::Basename qw(dirname);
 use Cms::Test;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key api_key mk mkcat);
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key api_key mk mkcat
+                     redis_cli);
 
 signup_defaults(email_prefix => 'roles');
 
@@ -132,6 +135,19 @@ my %site = (target => \&the_site);
 my %no_site = (target => sub { psql("DELETE FROM sites WHERE workspace_id = '$wid'"); '' });
 my %page = (target => sub { my $p = page_target(); the_site() . "/pages/$p" });
 my %page_id = (target => \&page_target);
+# article locks (Redis): the workspace's lock keys and holders
+sub locks_state {
+    my @k = sort grep { length } split /\n/, redis_cli('--scan', '--pattern', "cms:lock:{$wid}:*");
+    return join ' ', map { my $h = redis_cli('HGET', $_, 'user'); chomp $h; "$_=$h" } @k;
+}
+my %own_locked = (target => sub {
+    my $id = article_by($_[0]);
+    my $k = "cms:lock:{$wid}:$id";
+    redis_cli('HSET', $k, 'user', $_[0]{user}{id}, 'acquired', 0, 'refreshed', 0);
+    redis_cli('PEXPIRE', $k, 600000);
+    return $id });
+my @LOCK = (state => \&locks_state);
+my @SEO = (tables => ['article_seo']);
 my %page_draft = (target => sub {
     my $p = page_target();
     my $r = req(PUT => "/v1/api/pages/$p/sections", $OK, { section_key => 'draft', data => { t => 'x' } });
@@ -371,6 +387,21 @@ my @MATRIX = (
     { what => 'delete a page', method => 'DELETE', path => '/sites/%s', route => '/sites/:site/pages/:page',
       allow => $AUTHOR_UP, status => 204, %page, @PAGE },
 
+    # article locks and SEO records (studio only): as the article's edit rights
+    { what => 'lock one\'s own article', method => 'POST', path => '/articles/%s/lock',
+      route => '/articles/:article/lock', allow => $AUTHOR_UP, status => 200, %own, @LOCK },
+    { what => 'lock another member\'s article', method => 'POST', path => '/articles/%s/lock',
+      route => '/articles/:article/lock', allow => $EDITOR_UP, status => 200, %theirs, @LOCK },
+    { what => 'release one\'s own lock', method => 'DELETE', path => '/articles/%s/lock',
+      route => '/articles/:article/lock', allow => $AUTHOR_UP, status => 204, %own_locked, @LOCK },
+    { what => 'read an article\'s SEO record', method => 'GET', path => '/articles/%s/seo',
+      route => '/articles/:article/seo', allow => $ALL, status => 200, %theirs, @SEO },
+    { what => 'save the SEO record of one\'s own article', method => 'PUT', path => '/articles/%s/seo',
+      route => '/articles/:article/seo', allow => $AUTHOR_UP, status => 200, body => { score => 1 }, %own, @SEO },
+    { what => 'save the SEO record of another member\'s article', method => 'PUT', path => '/articles/%s/seo',
+      route => '/articles/:article/seo', allow => $EDITOR_UP, status => 200, body => { score => 1 }, %theirs,
+      @SEO },
+
     # page sections: any member reads, authors save drafts, editors and up publish
     { what => 'read sections', method => 'GET', path => '/pages/%s/sections', scope => 'pages:read',
       allow => $ALL, status => 200, %page_id, @SECT },
@@ -415,9 +446,10 @@ sub cell {
     my $body = ref $row->{body} eq 'CODE' ? $row->{body}->($u) : $row->{body};
     my $allowed = grep { $_ eq $role } split ' ', $row->{allow};
     my $name = "$row->{what}: $role " . ($cred eq 'key' ? "key ($row->{method} /v1/api)" : 'session');
-    my $before = snapshot($row->{tables});
+    my $state = $row->{state} // sub { snapshot($row->{tables}) };
+    my $before = $state->();
     my $r = req($row->{method}, $path, $cred eq 'key' ? $u->{key} : $u->{token}, $body);
-    my $after = snapshot($row->{tables});
+    my $after = $state->();
     if ($allowed) {
         is $r->{status}, $row->{status}, "$name: $row->{status}" or diag diag_resp($r);
         if ($row->{method} eq 'GET') {

@@ -10,7 +10,7 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Cms::HostB;
+use Cms::Hosts qw(:all);
 use Time::HiRes qw(time);
 use JSON::PP ();
 use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key);

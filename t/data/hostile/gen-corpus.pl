@@ -346,6 +346,12 @@ __DATA__
     "slug": {"type": "string"}, "title": {"type": "string"}, "seo_title": {"type": "string"},
     "seo_description": {"type": "string"}, "og_image": {"type": "url"}, "position": {"type": "integer"}
   },
+  "seo": {
+    "score": {"type": "integer"}, "max_score": {"type": "integer"},
+    "grade": {"type": "string", "ok_2xx": {"digits30": "a grade is any text of 1 to 32 characters (README, Article SEO records)"}},
+    "focus_keyword": {"type": "string", "ok_2xx": {"digits30": "a focus keyword is any text up to 200 characters"}},
+    "data": {"type": "object"}
+  },
   "section_put": {
     "section_key": {"type": "string"}, "locale": {"type": "string"}, "data": {"type": "object"},
     "base_version": {"type": "integer"}
@@ -656,6 +662,14 @@ __DATA__
    "params": {"ws": "{{ws}}", "id": "{{victim_webhook}}"}},
   {"route": "POST /v1/workspaces/:ws/webhooks/:id/secret/rotate", "cred": "session",
    "params": {"ws": "{{ws}}", "id": "{{webhook}}"}},
+  {"route": "POST /v1/workspaces/:id/articles/:article/lock", "cred": "session",
+   "params": {"id": "{{ws}}", "article": "{{article}}"}},
+  {"route": "DELETE /v1/workspaces/:id/articles/:article/lock", "cred": "session",
+   "params": {"id": "{{ws}}", "article": "{{article}}"}},
+  {"route": "GET /v1/workspaces/:id/articles/:article/seo", "cred": "session",
+   "params": {"id": "{{ws}}", "article": "{{article}}"}},
+  {"route": "PUT /v1/workspaces/:id/articles/:article/seo", "cred": "session",
+   "params": {"id": "{{ws}}", "article": "{{article}}"}, "body": {"score": 1, "max_score": 10}, "fields": "seo"},
 
   {"route": "GET /v1/api/pages/:id/sections", "cred": "api", "params": {"id": "{{page}}"}, "query": {"locale": {"value": "en"}}},
   {"route": "PUT /v1/api/pages/:id/sections", "cred": "api", "params": {"id": "{{page}}"},
