@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages a step needs, and only those missing; every group that builds
 # the module also installs the npm tools of tools/node (@redocly/cli: the build renders the
-# API reference with it, t/006 lints with it) when they are missing.
+# API reference with it, t/006 lints with it; the suite's answer checks and t/008's proxy)
+# when they are missing.
 #
 #   scripts/deps.sh [build|run|test|bench|fuzz|all]...     (default: build)
 #
@@ -43,14 +44,17 @@ for group in "$@"; do
     esac
 done
 
-# tools/node: @redocly/cli at the version package-lock.json pins, from the npm registry
-# with the machine's Node.js 20.19+ and npm (Debian's nodejs 18 is too old for it).
-# `npm ci` runs only when redocly is missing or the lock file changed since.
+# tools/node: what package-lock.json pins, from the npm registry with the machine's
+# Node.js 20.19+ and npm (Debian's nodejs 18 is too old for @redocly/cli): @redocly/cli,
+# ajv and ajv-formats (tools/node/openapi-validate.js: the suite checks every answer
+# against the document), @stoplight/prism-cli (t/008's validating proxy).
+# `npm ci` runs only when one of them is missing or the lock file changed since.
 install_node_tools() {
     local dir tools
     dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     tools="$dir/tools/node"
-    if [ -x "$tools/node_modules/.bin/redocly" ] \
+    if [ -x "$tools/node_modules/.bin/redocly" ] && [ -x "$tools/node_modules/.bin/prism" ] \
+        && [ -d "$tools/node_modules/ajv-formats" ] \
         && [ "$tools/node_modules/.package-lock.json" -nt "$tools/package-lock.json" ]; then
         return 0
     fi

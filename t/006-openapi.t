@@ -4,12 +4,17 @@
 # missing, one too many, a parameter misnamed, a credential or permission changed, a
 # code under the wrong status); @redocly/cli's lint (tools/node, installed by
 # scripts/deps.sh test) passes without an error or an unexplained warning.
+# Cms::OpenApi, which checks every answer of the suite against the document, fails a test
+# for each made-up answer that drifts and for no other.
 # Needs no services: it reads the sources and the document.
 use strict;
 use warnings;
 use Test::More;
 use File::Basename qw(dirname);
 use File::Temp qw(tempdir);
+use Test2::API qw(intercept);
+use lib dirname(__FILE__) . '/lib';
+use Cms::OpenApi ();
 
 my $root = $ENV{TEST_CMS_ROOT} // dirname(__FILE__) . '/..';
 
@@ -60,5 +65,53 @@ like $out, qr/Your API description is valid/, 'redocly lint: the description is 
 unlike $out, qr/^\s*\d+:\d+\s+(warning|error)\s|You have \d+ warning/m,
     'redocly lint: no warning (the two it cannot avoid are ignored in openapi/.redocly.lint-ignore.yaml, each with its reason)'
     or diag $out;
+
+# Cms::OpenApi (every answer of the suite is checked against the document): answers made
+# up here, through the same hook Cms::Test calls, each drift a failing test of its own
+SKIP: {
+    skip 'TEST_CMS_OPENAPI=0', 8 unless Cms::OpenApi::enabled();
+    my $U = '0b6f4a52-2a8e-4c43-9d0e-8f1f2b7c9a11';
+    my $json = [['Content-Type', 'application/json'], ['X-Request-Id', 'r1']];
+    my @answers = (
+        # [method, path, status, headers, body, drifts (a part of the message) or undef]
+        [GET => '/v1/health', 200, $json, '{"postgres":"ok","redis":"ok"}', undef],
+        [HEAD => '/v1/health', 200, $json, '', undef],
+        [GET => '/v1/health', 200, $json, '{"postgres":"ok"}', qr/must have required property 'redis'/],
+        [GET => '/v1/health', 418, $json, '{}', qr/status 418 is not a response/],
+        [GET => '/v1/health', 200, [['Content-Type', 'text/plain']], 'ok', qr{Content-Type text/plain}],
+        [GET => "/v1/api/articles/$U", 404, $json, '{"error":"x","code":"slug_taken"}', qr/allowed values/],
+        [GET => "/v1/api/articles/$U", 404, $json, '{"error":"Not found","code":"not_found"}', undef],
+        [POST => '/v1/api/articles', 201, $json, '{"article":{"id":"' . $U . '"}}', qr/required property/],
+        [GET => '/v1/nowhere', 200, $json, '{}', qr/no path of the document/],
+        [GET => '/v1/nowhere', 404, $json, '{"error":"Not found","code":"not_found"}', undef],
+        [PUT => '/v1/health', 405, [@$json, ['Allow', 'GET, HEAD']],
+         '{"error":"Method not allowed","code":"method_not_allowed"}', undef],
+        [PUT => '/v1/health', 200, $json, '{}', qr/no such operation/],
+        [GET => "/v1/feeds/podcasts/$U.xml", 200, [['Content-Type', 'application/rss+xml']], '<rss/>', undef],
+        [GET => '/v1/workspaces/' . $U . '/api-keys', 200, $json, '{"api_keys":[],"pagination":{"total":0,'
+         . '"limit":50,"offset":0}}', undef],
+        [GET => '/v1/_test/sleep', 200, $json, 'not JSON', undef],     # a test-only route: not checked
+        [GET => '/plain/x', 200, [['Content-Type', 'text/plain']], 'x', undef],    # not the module's
+    );
+    my $events = intercept {
+        for my $a (@answers) {
+            my ($m, $path, $st, $h, $body) = @$a;
+            Cms::OpenApi::observe({ method => $m, path => $path }, { status => $st, header_list => $h, body => $body });
+        }
+        # sent as raw bytes: never checked (hostile on purpose)
+        Cms::OpenApi::observe({ raw => "GET / HTTP/1.1\r\n\r\n" }, { status => 200, header_list => [], body => '' });
+        Cms::OpenApi::finish();
+    };
+    my @fails = grep { $_->isa('Test2::Event::Fail') || ($_->can('causes_fail') && $_->causes_fail) } @$events;
+    my @diag = map { $_->message } grep { $_->isa('Test2::Event::Diag') } @$events;
+    my @drift = grep { $_->[5] } @answers;
+    is scalar(@fails), scalar(@drift), 'each drifting answer fails a test, and only those'
+        or diag explain [map { $_->summary } @$events];
+    for my $a (@drift) {
+        my $what = "$a->[0] $a->[1] -> $a->[2]";
+        ok((grep { $_->summary =~ /\Q$what\E/ } @fails) && (grep { $_ =~ $a->[5] } @diag),
+           "a failure names $what and says what drifts ($a->[5])");
+    }
+}
 
 done_testing;

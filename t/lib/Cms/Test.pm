@@ -136,7 +136,9 @@ One request on a new connection (C<Connection: close>). Returns
 C<{ status, headers =E<gt> {lowercased name =E<gt> value}, header_list =E<gt> [[name,
 value]...], body, json (decoded, or undef), elapsed (seconds), error (on connect/timeout
 failure, with status 0) }>. C<%opts>: C<timeout> (10), C<raw> (send these bytes instead),
-C<host>.
+C<host>, C<port> (another loopback port than nginx's: a proxy in front of it), C<openapi>
+(0: not checked against the document; see L<Cms::OpenApi>, which checks every other
+answer).
 
 =item raw_http($bytes, %opts)
 
@@ -213,6 +215,7 @@ use File::Temp ();
 use File::Basename qw(basename);
 use Time::HiRes ();
 use Exporter ();
+use Cms::OpenApi ();
 
 our @EXPORT = qw(
     run_tests done_testing set_var var set_conf_defaults
@@ -642,6 +645,7 @@ sub _end_checks {
 }
 
 sub done_testing {
+    Cms::OpenApi::finish();
     if ($S{owner_pid} && $$ == $S{owner_pid}) {
         stop_nginx();
         _end_checks();
@@ -817,7 +821,7 @@ sub _new_conn {
 sub _connect {
     my $c = shift;
     $c->{t_start} = Time::HiRes::time();
-    $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $S{port},
+    $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $c->{spec}{port} || $S{port},
                                        Proto => 'tcp', Blocking => 0);
     unless ($c->{sock}) {
         _finish_conn($c, "connect: $!");
@@ -850,6 +854,7 @@ sub _finish_conn {
     close $c->{sock} if $c->{sock} && !$c->{keep_open};
     $c->{resp} = _parse_response($c->{in}, $error);
     $c->{resp}{elapsed} = $c->{t_end} - ($c->{t_start} || $c->{t_end});
+    Cms::OpenApi::observe($c->{spec}, $c->{resp});
 }
 
 # Drives the connections until each is complete, failed or timed out.
@@ -965,7 +970,7 @@ sub start_request {
     my $c = _new_conn({ %o, method => $method, path => $path, headers => $headers,
                         body => $body }, Time::HiRes::time());
     $c->{t_start} = Time::HiRes::time();
-    $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $S{port},
+    $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $c->{spec}{port} || $S{port},
                                        Proto => 'tcp', Timeout => 5)
         or do { _finish_conn($c, "connect: $!"); return $c };
     my $off = 0;
@@ -1115,6 +1120,7 @@ sub run_tests {
     for my $block (@{$tb->block_list}) {
         $block->run_filters unless $block->is_filtered;
         my $name = $block->name;
+        local $Cms::OpenApi::BLOCK = $name;
         my $ok = eval { _run_block($block, $name); 1 };
         Test::More::fail("$name") or Test::More::diag($@) unless $ok;
     }
