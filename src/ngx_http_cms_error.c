@@ -195,6 +195,15 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "An upstream server did not answer in time"),
     ngx_http_cms_err(505, "http_version_not_supported", "invalid_request",
                      "The HTTP version is not supported"),
+
+    /* the video provider */
+    ngx_http_cms_err(501, "not_configured", "not_configured",
+                     "No video provider is configured"),
+    ngx_http_cms_err(502, "provider_error", "bad_gateway",
+                     "The video provider refused the request or answered "
+                     "badly"),
+    ngx_http_cms_err(503, "provider_unavailable", "service_unavailable",
+                     "The video provider is unreachable; retry later"),
 };
 
 

@@ -111,6 +111,11 @@ typedef enum {
     NGX_HTTP_CMS_ERR_GATEWAY_TIMEOUT,
     NGX_HTTP_CMS_ERR_VERSION_NOT_SUPPORTED,
 
+    /* the video provider (after nginx's own: a bare 501 or 502 is those) */
+    NGX_HTTP_CMS_ERR_NOT_CONFIGURED,
+    NGX_HTTP_CMS_ERR_PROVIDER_ERROR,
+    NGX_HTTP_CMS_ERR_PROVIDER_UNAVAILABLE,
+
     NGX_HTTP_CMS_ERR_LAST
 } ngx_http_cms_err_e;
 

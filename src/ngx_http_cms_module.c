@@ -25,6 +25,7 @@
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_status.h"
 #include "ngx_http_cms_resolve.h"
+#include "ngx_http_cms_streams.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
@@ -45,7 +46,7 @@ static char *ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value,
     ngx_str_t *host);
-static ngx_int_t ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
+static ngx_int_t ngx_http_cms_fetch_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
 static char *ngx_http_cms_plan_name(ngx_conf_t *cf, void *post, void *data);
@@ -257,6 +258,20 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, ext_fetch),
       NULL },
 
+    { ngx_string("cms_video_provider"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_cms_streams_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_video_fetch_location"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, video_fetch),
+      NULL },
+
     { ngx_string("cms_extensions_reload_grace"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_sec_slot,
@@ -367,9 +382,23 @@ static ngx_http_variable_t  ngx_http_cms_vars[] = {
     { ngx_string("cms_request_id"), NULL, ngx_http_cms_request_id_variable,
       0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    /* the registry URL a manifest fetch subrequest proxies to */
-    { ngx_string("cms_fetch_url"), NULL, ngx_http_cms_fetch_url_variable,
-      0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    /*
+     * What a fetch subrequest sends (a manifest from a registry, a call to
+     * the video provider's API): the URL it proxies to, the method, the
+     * body, the provider's access key
+     */
+    { ngx_string("cms_fetch_url"), NULL, ngx_http_cms_fetch_variable,
+      offsetof(ngx_http_cms_ctx_t, fetch_url), NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("cms_fetch_method"), NULL, ngx_http_cms_fetch_variable,
+      offsetof(ngx_http_cms_ctx_t, fetch_method), NGX_HTTP_VAR_NOCACHEABLE,
+      0 },
+
+    { ngx_string("cms_fetch_body"), NULL, ngx_http_cms_fetch_variable,
+      offsetof(ngx_http_cms_ctx_t, fetch_body), NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("cms_video_access_key"), NULL, ngx_http_cms_fetch_variable,
+      offsetof(ngx_http_cms_ctx_t, fetch_key), NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
 };
@@ -441,23 +470,33 @@ ngx_http_cms_request_id_variable(ngx_http_request_t *r,
 }
 
 
+/* "data": the offset of the ngx_str_t in the context */
 static ngx_int_t
-ngx_http_cms_fetch_url_variable(ngx_http_request_t *r,
+ngx_http_cms_fetch_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
+    ngx_str_t           *s;
     ngx_http_cms_ctx_t  *ctx;
 
-    /* asked in the subrequest: the URL is the parent's */
+    /* asked in the subrequest: the values are the parent's */
     ctx = r->parent ? ngx_http_get_module_ctx(r->parent, ngx_http_cms_module)
                     : NULL;
 
-    if (ctx == NULL || ctx->fetch_url.len == 0) {
+    if (ctx == NULL) {
         v->not_found = 1;
         return NGX_OK;
     }
 
-    v->data = ctx->fetch_url.data;
-    v->len = ctx->fetch_url.len;
+    s = (ngx_str_t *) ((u_char *) ctx + data);
+
+    /* an empty body is a value (Content-Length: 0), the rest is not */
+    if (s->len == 0 && data != offsetof(ngx_http_cms_ctx_t, fetch_body)) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    v->data = s->data;
+    v->len = s->len;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;
@@ -520,6 +559,8 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
      *     mcf->default_plan = { 0, NULL };
      *     mcf->thread_pool = { 0, NULL };
      *     mcf->tp = NULL;
+     *     mcf->video = NULL;
+     *     mcf->video_fetch = { 0, NULL };
      */
 
     mcf->test_routes = NGX_CONF_UNSET;
@@ -592,6 +633,10 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
 
     if (mcf->ext_fetch.data == NULL) {
         ngx_str_set(&mcf->ext_fetch, "/_cms_fetch");
+    }
+
+    if (mcf->video_fetch.data == NULL) {
+        ngx_str_set(&mcf->video_fetch, "/_cms_video");
     }
 
     if (mcf->ext_manifests.data != NULL

@@ -22,6 +22,7 @@ typedef struct ngx_http_cms_ctx_s          ngx_http_cms_ctx_t;
 typedef struct ngx_http_cms_route_s        ngx_http_cms_route_t;
 typedef struct ngx_http_cms_pg_conf_s      ngx_http_cms_pg_conf_t;
 typedef struct ngx_http_cms_redis_conf_s   ngx_http_cms_redis_conf_t;
+typedef struct ngx_http_cms_video_conf_s   ngx_http_cms_video_conf_t;
 
 
 /*
@@ -94,6 +95,8 @@ typedef struct {
     ngx_str_t                   ext_manifests;   /* file: manifests' folder */
     ngx_array_t                *ext_registries;  /* of ngx_str_t hosts */
     ngx_str_t                   ext_fetch;       /* internal location */
+    ngx_http_cms_video_conf_t  *video;           /* cms_video_provider */
+    ngx_str_t                   video_fetch;     /* internal location */
     time_t                      ext_reload_grace;
     time_t                      ext_rotation_grace;
     time_t                      ui_token_ttl;
@@ -213,6 +216,9 @@ struct ngx_http_cms_ctx_s {
                                                     version */
     ngx_atomic_uint_t           public_gen;    /* _public_cache_gen() */
     ngx_str_t                   fetch_url;     /* $cms_fetch_url */
+    ngx_str_t                   fetch_method;  /* $cms_fetch_method */
+    ngx_str_t                   fetch_body;    /* $cms_fetch_body */
+    ngx_str_t                   fetch_key;     /* $cms_video_access_key */
 
     unsigned                    sent:1;
     unsigned                    answering:1;

@@ -77,6 +77,7 @@ extern ngx_http_cms_route_t  ngx_http_cms_api_keys_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_categories_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_articles_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_videos_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_streams_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_media_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_billing_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_control_routes[];

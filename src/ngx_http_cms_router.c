@@ -119,6 +119,7 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_categories_routes,
     ngx_http_cms_articles_routes,
     ngx_http_cms_videos_routes,
+    ngx_http_cms_streams_routes,
     ngx_http_cms_media_routes,
     ngx_http_cms_billing_routes,
     ngx_http_cms_control_routes,

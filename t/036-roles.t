@@ -32,10 +32,13 @@ use File::Basename qw(dirname);
 use Cms::Test;
 use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key api_key mk mkcat
                      redis_cli);
+use Cms::FakeBunny;
 
 signup_defaults(email_prefix => 'roles');
 
-start_nginx();
+# the video provider's routes call a fake Bunny Stream API on loopback
+my $BUNNY = Cms::FakeBunny->start;
+start_nginx(http_config => $BUNNY->http_config, config => $BUNNY->location);
 
 my @ROLES = qw(owner admin editor author viewer);
 my @SCOPES = qw(articles:read articles:write categories:read categories:write
@@ -133,6 +136,12 @@ sub page_target {
 }
 my %site = (target => \&the_site);
 my %no_site = (target => sub { psql("DELETE FROM sites WHERE workspace_id = '$wid'"); '' });
+# a stream the workspace created at the (fake) provider, made once
+my $STREAM;
+sub stream {
+    $STREAM //= req(POST => "/v1/workspaces/$wid/videos/upload-credentials", $U{owner}{token}, {})
+        ->{json}{stream_video_id} // die 'upload-credentials: no stream';
+}
 my %page = (target => sub { my $p = page_target(); the_site() . "/pages/$p" });
 my %page_id = (target => \&page_target);
 # article locks (Redis): the workspace's lock keys and holders
@@ -183,6 +192,7 @@ my @SITE = (tables => ['sites']);
 my @PAGE = (tables => ['pages']);
 my @SECT = (tables => ['sections']);
 my @HOOK = (tables => ['webhooks']);
+my @STREAM = (tables => ['video_streams']);
 
 my @MATRIX = (
     # articles
@@ -426,6 +436,13 @@ my @MATRIX = (
       allow => $ADMIN_UP, status => 204, %webhook, @HOOK },
     { what => 'rotate a webhook secret', method => 'POST', path => '/webhooks/%s/secret/rotate',
       scope => 'webhooks:write', allow => $ADMIN_UP, status => 200, %webhook, @HOOK },
+    # the video provider (studio only): editors and up create videos at the provider, any
+    # member polls one the workspace created (a poll keeps its state on video_streams)
+    { what => 'get upload credentials', method => 'POST', path => '/videos/upload-credentials',
+      allow => $EDITOR_UP, status => 200, body => sub { { title => 'Roles ' . ++$n } }, @STREAM },
+    { what => 'poll a stream', method => 'GET', path => '/videos/stream/%s/status',
+      route => '/videos/stream/:stream/status', allow => $ALL, status => 200, target => \&stream,
+      tables => ['videos'] },
 );
 
 # What a refused request must not change: each table's rows, as one digest.

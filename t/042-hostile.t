@@ -21,13 +21,17 @@ use Cms::Fixtures qw(req diag_resp signup workspace api_key key mk mkcat facilit
                      idem one);
 use Cms::ExtFixtures qw(cms_admin put_manifest manifest install $MDIR);
 use Cms::Hostile qw(load_corpus send_case check_case problem_kind short);
+use Cms::FakeBunny;
 use Digest::SHA qw(hmac_sha256);
 use File::Basename qw(dirname);
 
 my $CORPUS = dirname(__FILE__) . '/data/hostile/gen-corpus.pl';
 my @CASES = load_corpus($CORPUS);
 
-set_conf_defaults(http_config => "cms_extensions_manifests $MDIR;");
+# the video provider's routes call a fake Bunny Stream API on loopback
+my $BUNNY = Cms::FakeBunny->start;
+set_conf_defaults(http_config => "cms_extensions_manifests $MDIR;\n" . $BUNNY->http_config,
+                  config => $BUNNY->location);
 start_nginx();
 
 # --- fixtures ------------------------------------------------------------------------------
@@ -154,7 +158,7 @@ sub account_token {
     return (split /\t/, $line)[3];
 }
 
-my ($N, $EMAILS) = (0, 0);
+my ($N, $EMAILS, $STREAM) = (0, 0);
 my %FILL = (
     n => sub { ++$N },
     email => sub { sprintf 'hostile%d-%d@example.com', ++$EMAILS, $$ },
@@ -182,6 +186,10 @@ my %FILL = (
         die 'custom module: ' . diag_resp($r) unless $r->{status} == 201;
         $r->{json}{custom_module}{id} },
     video => sub { $video },
+    stream => sub {
+        $STREAM //= req(POST => "/v1/workspaces/$ws/videos/upload-credentials", $owner->{token}, {})
+            ->{json}{stream_video_id} // die 'upload-credentials: no stream';
+        $STREAM },
     media => sub { $media },
     site => sub { $site },
     page => sub { $page },

@@ -329,6 +329,9 @@ __DATA__
     "status": {"type": "string"}, "locale": {"type": "string"}, "published_at": {"type": "string"},
     "clear_stream": {"type": "boolean"}
   },
+  "video_upload": {
+    "title": {"type": "string"}
+  },
   "media": {
     "type": {"type": "string"}, "title": {"type": "string"}, "url": {"type": "url"},
     "thumbnail_url": {"type": "url"}, "mime_type": {"type": "string"}, "size_bytes": {"type": "integer"},
@@ -610,6 +613,10 @@ __DATA__
    "params": {"ws": "{{ws}}", "id": "{{video}}"}, "body": {"title": "Patched {{n}}"}, "fields": "video"},
   {"route": "DELETE /v1/workspaces/:ws/videos/:id", "cred": "session",
    "params": {"ws": "{{ws}}", "id": "{{victim_video}}"}},
+  {"route": "POST /v1/workspaces/:id/videos/upload-credentials", "cred": "session", "params": {"id": "{{ws}}"},
+   "body": {"title": "Hostile {{n}}"}, "fields": "video_upload"},
+  {"route": "GET /v1/workspaces/:id/videos/stream/:stream/status", "cred": "session",
+   "params": {"id": "{{ws}}", "stream": "{{stream}}"}},
 
   {"route": "GET /v1/api/media", "cred": "api",
    "query": {"type": {"value": "image"},
