@@ -318,9 +318,9 @@ my @MATRIX = (
     { what => 'reserve an upload', method => 'POST', path => '/media/uploads', allow => $AUTHOR_UP, status => 201,
       body => sub { { content_type => 'image/png', title => 'Upload ' . ++$n } }, @MED },
     { what => 'finalize an upload', method => 'POST', path => '/media/%s/finalize', allow => $AUTHOR_UP,
-      status => 200, body => {}, %upload, @MED },
+      status => 200, body => {}, %upload, @MED, route => '/media/:key/finalize' },
     { what => 'upload the content', method => 'PUT', path => '/media/%s/content', allow => $AUTHOR_UP,
-      status => 200, body => { bytes => 'a JSON file' }, %upload, @MED },
+      status => 200, body => { bytes => 'a JSON file' }, %upload, @MED, route => '/media/:key/content' },
 
     # the workspace and its keys (sessions only)
     { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },
