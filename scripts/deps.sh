@@ -14,9 +14,9 @@ set -euo pipefail
 # perl and libyaml-libyaml-perl (YAML::XS): scripts/docs-embed turns openapi/openapi.yaml
 # into the JSON the module serves (JSON::PP and Digest::SHA are core perl).
 build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev libssl-dev
-       libargon2-dev libgumbo-dev libicu-dev perl libyaml-libyaml-perl)
+       libargon2-dev libgumbo-dev libicu-dev libmagic-dev perl libyaml-libyaml-perl)
 # runuser (util-linux) and od (coreutils) are essential packages: always present.
-run=(postgresql redis-server curl ca-certificates)
+run=(postgresql redis-server curl ca-certificates libmagic1)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
 # libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006) and t/007 (build has it).

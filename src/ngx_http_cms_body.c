@@ -13,6 +13,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_body.h"
+#include "ngx_http_cms_resources.h"
 #include "cms_json_scan.h"
 
 
@@ -24,11 +25,20 @@ static const char *ngx_http_cms_body_reason(json_error_t *err);
 
 
 ngx_int_t
-ngx_http_cms_body_precheck(ngx_http_request_t *r)
+ngx_http_cms_body_precheck(ngx_http_request_t *r, ngx_uint_t kind)
 {
     ngx_http_cms_loc_conf_t  *lcf;
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
+
+    if (kind == NGX_HTTP_CMS_BODY_FILE) {
+        if (r->headers_in.content_length_n > (off_t) lcf->upload_max_size) {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UPLOAD_TOO_LARGE,
+                                     NULL);
+        }
+
+        return NGX_OK;
+    }
 
     if (r->headers_in.content_length_n > (off_t) lcf->body_max_size) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_PAYLOAD_TOO_LARGE, NULL);

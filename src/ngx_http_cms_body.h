@@ -15,10 +15,14 @@
 
 
 /*
- * Checks a declared Content-Length against cms_body_max_size before any
- * byte is read.  Returns NGX_OK, or 413 with the error recorded.
+ * Checks a declared Content-Length before any byte is read: a JSON body
+ * (kind NGX_HTTP_CMS_BODY_JSON) against cms_body_max_size (413
+ * payload_too_large), a raw upload's (NGX_HTTP_CMS_BODY_FILE) against
+ * cms_upload_max_size (413 upload_too_large).  Returns NGX_OK, or 413
+ * with the error recorded.
  */
-ngx_int_t ngx_http_cms_body_precheck(ngx_http_request_t *r);
+ngx_int_t ngx_http_cms_body_precheck(ngx_http_request_t *r,
+    ngx_uint_t kind);
 
 /*
  * Called once the body is read: checks the content type, size and

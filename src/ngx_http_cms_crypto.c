@@ -156,6 +156,62 @@ failed:
 }
 
 
+void *
+ngx_http_cms_crypto_sha256_begin(void)
+{
+    EVP_MD_CTX  *md;
+
+    md = EVP_MD_CTX_new();
+    if (md == NULL) {
+        return NULL;
+    }
+
+    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        return NULL;
+    }
+
+    return md;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_sha256_update(void *state, const u_char *p, size_t n)
+{
+    if (n && EVP_DigestUpdate((EVP_MD_CTX *) state, p, n) != 1) {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_sha256_end(void *state, u_char *hex)
+{
+    unsigned int   len;
+    EVP_MD_CTX    *md;
+    u_char         digest[EVP_MAX_MD_SIZE];
+
+    md = state;
+
+    if (hex == NULL) {
+        EVP_MD_CTX_free(md);
+        return NGX_OK;
+    }
+
+    if (EVP_DigestFinal_ex(md, digest, &len) != 1) {
+        EVP_MD_CTX_free(md);
+        return NGX_ERROR;
+    }
+
+    EVP_MD_CTX_free(md);
+    ngx_hex_dump(hex, digest, len);
+
+    return NGX_OK;
+}
+
+
 ngx_int_t
 ngx_http_cms_crypto_seal(ngx_http_request_t *r, ngx_str_t *aad,
     ngx_str_t *plain, ngx_str_t *out)

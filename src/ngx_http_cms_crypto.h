@@ -37,6 +37,18 @@ ngx_int_t ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n,
     u_char *hex);
 
 /*
+ * SHA-256 over data that comes in pieces (a file copied in a pool
+ * thread): _begin() returns an opaque state or NULL, _update() adds bytes
+ * (NGX_OK or NGX_ERROR), _end() writes 64 lowercase hex characters into
+ * "hex" when it is not NULL and frees the state (NGX_OK or NGX_ERROR).
+ * No nginx call inside: safe in a thread.
+ */
+void *ngx_http_cms_crypto_sha256_begin(void);
+ngx_int_t ngx_http_cms_crypto_sha256_update(void *state, const u_char *p,
+    size_t n);
+ngx_int_t ngx_http_cms_crypto_sha256_end(void *state, u_char *hex);
+
+/*
  * AES-256-GCM under the key derived for stored secrets, a fresh 12-byte
  * nonce each time, "aad" bound in (the row's identity, so a ciphertext
  * cannot be moved to another row).  "out" receives nonce, ciphertext and

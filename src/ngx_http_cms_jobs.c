@@ -38,6 +38,10 @@ static void ngx_http_cms_jobs_arm(ngx_event_t *ev,
     ngx_log_t *log, ngx_msec_t msec);
 static void ngx_http_cms_jobs_purge(ngx_event_t *ev);
 static void ngx_http_cms_jobs_purged(void *data, PGresult *res);
+static void ngx_http_cms_jobs_expire(ngx_event_t *ev);
+static void ngx_http_cms_jobs_expired(void *data, PGresult *res);
+static ngx_msec_t ngx_http_cms_jobs_expire_interval(
+    ngx_http_cms_main_conf_t *mcf);
 static void ngx_http_cms_jobs_relay(ngx_event_t *ev);
 static void ngx_http_cms_jobs_claimed(void *data, PGresult *res);
 static ngx_http_cms_jobs_batch_t *ngx_http_cms_jobs_batch(PGresult *res,
@@ -66,6 +70,11 @@ static void ngx_http_cms_jobs_lagged(void *data, PGresult *res);
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
     ngx_http_cms_pg_stmt(
         "SELECT cms_articles_purge(make_interval(secs => $1::float8))", 1);
+
+
+/* lapsed upload reservations given back (sql/0027_uploads.sql) */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_expire_sql =
+    ngx_http_cms_pg_stmt("SELECT cms_media_expire()", 0);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_claim_sql =
@@ -99,6 +108,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_running_sql =
 
 
 static ngx_event_t  ngx_http_cms_jobs_purge_ev;
+static ngx_event_t  ngx_http_cms_jobs_expire_ev;
 static ngx_event_t  ngx_http_cms_jobs_relay_ev;
 static ngx_event_t  ngx_http_cms_jobs_ext_ev;
 static ngx_event_t  ngx_http_cms_jobs_lag_ev;
@@ -144,6 +154,9 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
                           mcf->purge_interval);
     ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_due_ev, ngx_http_cms_jobs_due,
                           mcf, cycle->log, mcf->events_interval);
+    ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_expire_ev,
+                          ngx_http_cms_jobs_expire, mcf, cycle->log,
+                          ngx_http_cms_jobs_expire_interval(mcf));
 
     if (mcf->metrics != NULL) {
         /* for cms_status: asked now, then with the relay's interval */
@@ -274,6 +287,57 @@ ngx_http_cms_jobs_announced(void *data, PGresult *res)
     if (!ngx_exiting && !ngx_terminate) {
         ngx_add_timer(&ngx_http_cms_jobs_due_ev,
                       n == NGX_HTTP_CMS_DUE_BATCH ? 1 : mcf->events_interval);
+    }
+}
+
+
+/*
+ * Upload reservations past cms_upload_ttl: looked for as often as the
+ * TTL, a minute at most, so one is given back within twice its life.
+ */
+static ngx_msec_t
+ngx_http_cms_jobs_expire_interval(ngx_http_cms_main_conf_t *mcf)
+{
+    return (ngx_msec_t) ngx_max(ngx_min(mcf->upload_ttl, 60), 1) * 1000;
+}
+
+
+static void
+ngx_http_cms_jobs_expire(ngx_event_t *ev)
+{
+    ngx_http_cms_main_conf_t *mcf = ev->data;
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_expire_sql, NULL, 0,
+                            ngx_http_cms_jobs_expired, mcf)
+        != NGX_OK)
+    {
+        ngx_add_timer(ev, ngx_http_cms_jobs_expire_interval(mcf));
+    }
+}
+
+
+static void
+ngx_http_cms_jobs_expired(void *data, PGresult *res)
+{
+    ngx_http_cms_main_conf_t *mcf = data;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                      "cms: giving back lapsed upload reservations "
+                      "failed%s%s", res ? ": " : "",
+                      res ? PQresultErrorMessage(res) : "");
+
+    } else if (ngx_atoi((u_char *) PQgetvalue(res, 0, 0),
+                        PQgetlength(res, 0, 0)) > 0)
+    {
+        ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
+                      "cms: gave back %s lapsed upload reservations",
+                      PQgetvalue(res, 0, 0));
+    }
+
+    if (!ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(&ngx_http_cms_jobs_expire_ev,
+                      ngx_http_cms_jobs_expire_interval(mcf));
     }
 }
 

@@ -2,9 +2,11 @@
 /*
  * Media registration: /v1/api/media (secret key) and the studio mirrors
  * under /v1/workspaces/{id}/media (session), one handler each for both,
- * plus the studio's DELETE.  An asset registered here already lives at
- * its URL (status "ready"); uploads (the uploads issue) reserve and
- * finalize assets in the same table (sql/0009_media.sql).
+ * plus the studio's DELETE, which removes an upload's stored object after
+ * the row (ngx_http_cms_store.c; the sum of sizes, the quota's use, drops
+ * with the row).  An asset registered here already lives at its URL
+ * (status "ready"); uploads (ngx_http_cms_uploads.c) reserve and finalize
+ * assets in the same table (sql/0009_media.sql, sql/0027_uploads.sql).
  *
  * The body is read through one field table; mime_type is then checked
  * against the asset's type with cms_mime (script-executable types are
@@ -25,6 +27,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_list.h"
+#include "ngx_http_cms_store.h"
 #include "cms_mime.h"
 #include "cms_uuid.h"
 #include "cms_url.h"
@@ -50,22 +53,13 @@ static ngx_int_t ngx_http_cms_media_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_media_deleted(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_media_removed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
 static ngx_int_t ngx_http_cms_media_id(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args);
 
 
-/*
- * What every read returns, from "m": column 0 a page's total (1 in a
- * statement that returns one asset), then the columns of
- * ngx_http_cms_media_record.
- */
-#define NGX_HTTP_CMS_MEDIA_COLUMNS                                           \
-    " m.id, m.type, m.title, m.url, m.thumbnail_url, m.mime_type,"           \
-    " m.size_bytes, m.width, m.height, m.folder, m.status,"                  \
-    " cms_ts(m.created_at)"
-
-#define NGX_HTTP_CMS_MEDIA_ONE  " 1," NGX_HTTP_CMS_MEDIA_COLUMNS
-
+/* the columns: NGX_HTTP_CMS_MEDIA_COLUMNS (_resources.h) */
 static const ngx_http_cms_col_t  ngx_http_cms_media_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
     { "type", 2, NGX_HTTP_CMS_COL_STRING },
@@ -82,7 +76,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_media_cols[] = {
 };
 
 /* the spec names the list and the record alike: {media}, {media, ...} */
-static const ngx_http_cms_record_t  ngx_http_cms_media_record = {
+const ngx_http_cms_record_t  ngx_http_cms_media_record = {
     "media", "media", ngx_http_cms_media_cols,
     sizeof(ngx_http_cms_media_cols) / sizeof(ngx_http_cms_col_t)
 };
@@ -164,7 +158,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_media_get_fused_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_media_delete_sql =
     ngx_http_cms_pg_stmt(
         "DELETE FROM media_assets WHERE workspace_id = $1 AND id = $2"
-        " RETURNING id", 2);
+        " RETURNING id, CASE WHEN status = 'ready' THEN storage_key END", 2);
 
 /*
  * The page of the workspace "ws", its total from the counters kept by
@@ -382,12 +376,14 @@ ngx_http_cms_media_delete(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
+/* the row first, then its stored object (a ready upload's), if any */
 static ngx_int_t
 ngx_http_cms_media_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
+    ngx_int_t              rc;
+    ngx_str_t              key, empty = ngx_null_string;
+    ngx_http_cms_store_t  *st;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -396,6 +392,35 @@ ngx_http_cms_media_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     if (PQntuples(res) == 0) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    if (PQgetisnull(res, 0, 1) || PQgetlength(res, 0, 1) == 0) {
+        return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
+    }
+
+    key.data = (u_char *) PQgetvalue(res, 0, 1);
+    key.len = PQgetlength(res, 0, 1);
+
+    st = ngx_http_cms_store_create(r, &key);
+    if (st == NULL) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_store_finish(r, st, NGX_HTTP_CMS_STORE_REMOVE,
+                                     ngx_http_cms_media_removed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_media_removed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_str_t              empty = ngx_null_string;
+    ngx_http_cms_store_t  *st = data;
+
+    if (st->status != NGX_HTTP_CMS_STORE_OK) {
+        /* the row is gone: the object stays behind, logged */
+        (void) ngx_http_cms_store_failed(r, st);
     }
 
     return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);

@@ -17,9 +17,11 @@
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_router.h"
+#include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_jobs.h"
+#include "ngx_http_cms_store.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "cms_url.h"
 #include "ngx_http_cms_thread.h"
@@ -151,6 +153,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_sec_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, invite_ttl),
+      NULL },
+
+    { ngx_string("cms_upload_ttl"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_sec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, upload_ttl),
       NULL },
 
     { ngx_string("cms_thread_pool"),
@@ -335,6 +344,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_loc_conf_t, body_max_size),
       NULL },
 
+    { ngx_string("cms_upload_max_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_cms_loc_conf_t, upload_max_size),
+      NULL },
+
     { ngx_string("cms_json_max_depth"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_num_slot,
@@ -417,14 +433,21 @@ ngx_http_cms_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_cms_body_precheck(r);
+    rc = ngx_http_cms_router_match(r, ctx);
 
-    if (rc != NGX_OK) {
-        if (ngx_http_discard_request_body(r) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    /* a body declared over the route's limit: refused before anything */
+    if (rc == NGX_OK) {
+        rc = ngx_http_cms_body_precheck(r, ctx->body_file
+                                           ? NGX_HTTP_CMS_BODY_FILE
+                                           : NGX_HTTP_CMS_BODY_JSON);
+
+        if (rc != NGX_OK) {
+            if (ngx_http_discard_request_body(r) != NGX_OK) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            return ngx_http_cms_respond(r, rc);
         }
-
-        return ngx_http_cms_respond(r, rc);
     }
 
     /*
@@ -434,8 +457,6 @@ ngx_http_cms_handler(ngx_http_request_t *r)
      * the permission passed.
      */
     r->main->count++;
-
-    rc = ngx_http_cms_router_match(r, ctx);
 
     if (rc == NGX_OK) {
         rc = ngx_http_cms_router_dispatch(r, ctx);
@@ -569,6 +590,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->session_ttl = NGX_CONF_UNSET;
     mcf->require_verified = NGX_CONF_UNSET;
     mcf->invite_ttl = NGX_CONF_UNSET;
+    mcf->upload_ttl = NGX_CONF_UNSET;
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
     mcf->ext_reload_grace = NGX_CONF_UNSET;
@@ -609,6 +631,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);
     ngx_conf_init_value(mcf->invite_ttl, 7 * 86400);
+    ngx_conf_init_value(mcf->upload_ttl, 3600);
     ngx_conf_init_value(mcf->retention, 30 * 86400);
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
@@ -679,6 +702,7 @@ ngx_http_cms_create_loc_conf(ngx_conf_t *cf)
     lcf->enable = NGX_CONF_UNSET;
     lcf->error_pages = NGX_CONF_UNSET;
     lcf->body_max_size = NGX_CONF_UNSET_SIZE;
+    lcf->upload_max_size = NGX_CONF_UNSET_SIZE;
     lcf->json_max_depth = NGX_CONF_UNSET_UINT;
 
     return lcf;
@@ -691,6 +715,7 @@ ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_http_cms_loc_conf_t *prev = parent;
     ngx_http_cms_loc_conf_t *conf = child;
 
+    size_t                     max;
     ngx_http_core_loc_conf_t  *clcf;
 
     /* only where "cms" is written: nested locations do not inherit it */
@@ -700,19 +725,23 @@ ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->error_pages, prev->error_pages, 0);
     ngx_conf_merge_size_value(conf->body_max_size, prev->body_max_size,
                               1024 * 1024);
+    ngx_conf_merge_size_value(conf->upload_max_size, prev->upload_max_size,
+                              50 * 1024 * 1024);
     ngx_conf_merge_uint_value(conf->json_max_depth, prev->json_max_depth, 32);
 
     /*
      * nginx refuses a body over client_max_body_size before any handler
-     * runs: let ours be the limit that counts.  (The core module's merge
-     * has run for this location already.)
+     * runs: let ours be the limits that count, the larger of the JSON
+     * bodies' and the raw uploads'.  (The core module's merge has run for
+     * this location already.)
      */
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    max = ngx_max(conf->body_max_size, conf->upload_max_size);
 
     if (conf->enable == 1 && clcf->client_max_body_size != 0
-        && clcf->client_max_body_size < (off_t) conf->body_max_size)
+        && clcf->client_max_body_size < (off_t) max)
     {
-        clcf->client_max_body_size = conf->body_max_size;
+        clcf->client_max_body_size = max;
     }
 
     return NGX_CONF_OK;
@@ -910,6 +939,12 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
         return NGX_ERROR;
     }
 
+    if (mcf->storage.len
+        && ngx_http_cms_store_init_process(cycle) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     if (ngx_http_cms_ratelimit_init_process(cycle) != NGX_OK
         || ngx_http_cms_thread_init_process(cycle, mcf) != NGX_OK
         || ngx_http_cms_status_init_process(cycle) != NGX_OK)
@@ -926,4 +961,5 @@ ngx_http_cms_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_cms_pg_exit_process();
     ngx_http_cms_redis_exit_process();
+    ngx_http_cms_store_exit_process();
 }

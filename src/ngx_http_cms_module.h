@@ -111,6 +111,7 @@ typedef struct {
     ngx_flag_t                  require_verified;
     ngx_str_t                   default_plan;  /* cms_default_plan */
     time_t                      invite_ttl;    /* cms_invitation_ttl */
+    time_t                      upload_ttl;    /* cms_upload_ttl */
     time_t                      retention;     /* soft-deleted content */
     ngx_msec_t                  idem_ttl;
     ngx_msec_t                  idem_lock;
@@ -133,6 +134,7 @@ typedef struct {
     ngx_flag_t                  enable;
     ngx_flag_t                  error_pages;  /* cms_error_pages */
     size_t                      body_max_size;
+    size_t                      upload_max_size;  /* a raw upload's */
     ngx_uint_t                  json_max_depth;
 } ngx_http_cms_loc_conf_t;
 
@@ -230,6 +232,8 @@ struct ngx_http_cms_ctx_s {
                                                   route's record */
     unsigned                    reading:1;     /* within the read step */
     unsigned                    body_in:1;
+    unsigned                    body_file:1;   /* the route's body is a
+                                                  file (_resources.h) */
 
     /* the answer carries a credential: Cache-Control: no-store; set where
        one is made (a key minted, a session or UI token signed) */

@@ -65,6 +65,17 @@ struct ngx_http_cms_route_s {
 };
 
 
+/*
+ * What a route's body is: JSON (parsed by the body step), or the raw
+ * bytes of a file, for the rows of the file tables below: nginx writes
+ * them to its temporary file as they come, never whole in memory, up to
+ * cms_upload_max_size instead of cms_body_max_size, and the handler
+ * reads r->request_body->temp_file.
+ */
+#define NGX_HTTP_CMS_BODY_JSON  0
+#define NGX_HTTP_CMS_BODY_FILE  1
+
+
 #define ngx_http_cms_null_route                                              \
     { 0, ngx_null_string, 0, 0, NULL, NULL, NULL, 0 }
 
@@ -79,6 +90,10 @@ extern ngx_http_cms_route_t  ngx_http_cms_articles_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_videos_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_streams_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_media_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_uploads_routes[];
+
+/* routes whose body is a file (NGX_HTTP_CMS_BODY_FILE) */
+extern ngx_http_cms_route_t  ngx_http_cms_uploads_file_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_billing_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_control_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_extensions_routes[];
@@ -98,6 +113,21 @@ extern ngx_http_cms_route_t  ngx_http_cms_locks_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_seo_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_public_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_webhooks_routes[];
+
+/*
+ * A media asset (ngx_http_cms_media.c; the uploads answer with it too):
+ * its columns from "m", written by ngx_http_cms_media_record, whose
+ * column numbers count from 1 (column 0 a page's total, or 1 in a
+ * statement that returns one asset: NGX_HTTP_CMS_MEDIA_ONE).
+ */
+#define NGX_HTTP_CMS_MEDIA_COLUMNS                                           \
+    " m.id, m.type, m.title, m.url, m.thumbnail_url, m.mime_type,"           \
+    " m.size_bytes, m.width, m.height, m.folder, m.status,"                  \
+    " cms_ts(m.created_at)"
+
+#define NGX_HTTP_CMS_MEDIA_ONE  " 1," NGX_HTTP_CMS_MEDIA_COLUMNS
+
+extern const ngx_http_cms_record_t  ngx_http_cms_media_record;
 
 /* a page section's published view (content-api.md), columns from 1 */
 extern const ngx_http_cms_record_t  ngx_http_cms_section_published;

@@ -31,6 +31,7 @@
 static ngx_int_t ngx_http_cms_router_path(ngx_http_request_t *r,
     ngx_str_t *path);
 static ngx_int_t ngx_http_cms_router_preflight(ngx_http_cms_ctx_t *ctx);
+static ngx_uint_t ngx_http_cms_router_file(ngx_uint_t t);
 static ngx_uint_t ngx_http_cms_router_row(ngx_http_cms_route_t *rt,
     ngx_str_t *path, ngx_str_t *studio, ngx_http_cms_ctx_t *ctx);
 static void ngx_http_cms_router_studio(ngx_str_t *path, ngx_str_t *studio);
@@ -121,6 +122,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_videos_routes,
     ngx_http_cms_streams_routes,
     ngx_http_cms_media_routes,
+    ngx_http_cms_uploads_routes,
+    ngx_http_cms_uploads_file_routes,
     ngx_http_cms_billing_routes,
     ngx_http_cms_control_routes,
     ngx_http_cms_extensions_routes,
@@ -141,6 +144,13 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_public_routes,
     ngx_http_cms_webhooks_routes,
     ngx_http_cms_testing_routes,
+    NULL
+};
+
+
+/* the tables whose bodies are files (NGX_HTTP_CMS_BODY_FILE) */
+static ngx_http_cms_route_t  *ngx_http_cms_file_tables[] = {
+    ngx_http_cms_uploads_file_routes,
     NULL
 };
 
@@ -195,6 +205,7 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
             if (rt->method == method) {
                 ctx->route = rt;
+                ctx->body_file = ngx_http_cms_router_file(t);
                 return NGX_OK;
             }
 
@@ -218,6 +229,22 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_METHOD_NOT_ALLOWED, NULL);
+}
+
+
+/* 1 when the table numbered t takes files as bodies */
+static ngx_uint_t
+ngx_http_cms_router_file(ngx_uint_t t)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; ngx_http_cms_file_tables[i] != NULL; i++) {
+        if (ngx_http_cms_tables[t] == ngx_http_cms_file_tables[i]) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 
@@ -430,6 +457,12 @@ ngx_http_cms_router_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     r->main->count--;
 
+    /* a file's bytes go to nginx's temporary file as they come */
+    if (ctx->body_file) {
+        r->request_body_in_file_only = 1;
+        r->request_body_file_log_level = NGX_LOG_INFO;
+    }
+
     ctx->reading = 1;
     ctx->body_in = 0;
 
@@ -475,6 +508,10 @@ static ngx_int_t
 ngx_http_cms_router_body(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_int_t  rc;
+
+    if (ctx->body_file) {
+        return NGX_DECLINED;
+    }
 
     rc = ngx_http_cms_body_parse(r, ctx);
 

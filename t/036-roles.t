@@ -97,6 +97,9 @@ my %video = (target => sub { req(POST => '/v1/api/videos', $OK, { title => 'Targ
 my %video_live = (target => sub { req(POST => '/v1/api/videos', $OK, { title => 'Target ' . ++$n,
                                                                       status => 'published' })->{json}{video}{id} });
 my %media = (target => sub { req(POST => '/v1/api/media', $OK, { title => 'Target ' . ++$n })->{json}{media}{id} });
+my %upload = (target => sub {
+    req(POST => "/v1/workspaces/$wid/media/uploads", $U{owner}{token},
+        { content_type => 'application/json', type => 'file' })->{json}{upload}{asset_id} });
 my %api_key = (target => sub { api_key($U{owner}{token}, $wid, 'target ' . ++$n, 'articles:read')->{api_key}{id} });
 my $rmod = req(POST => "/v1/workspaces/$wid/custom-modules", $U{owner}{token},
                { slug => 'roles', name => 'Roles',
@@ -346,6 +349,13 @@ my @MATRIX = (
       @MED },
     { what => 'delete an asset', method => 'DELETE', path => '/media/%s', allow => $EDITOR_UP, status => 204,
       %media, @MED },
+    # uploads (studio only): authors and up reserve and finalize
+    { what => 'reserve an upload', method => 'POST', path => '/media/uploads', allow => $AUTHOR_UP, status => 201,
+      body => sub { { content_type => 'image/png', title => 'Upload ' . ++$n } }, @MED },
+    { what => 'finalize an upload', method => 'POST', path => '/media/%s/finalize', allow => $AUTHOR_UP,
+      status => 200, body => {}, %upload, @MED, route => '/media/:key/finalize' },
+    { what => 'upload the content', method => 'PUT', path => '/media/%s/content', allow => $AUTHOR_UP,
+      status => 200, body => { bytes => 'a JSON file' }, %upload, @MED, route => '/media/:key/content' },
 
     # the workspace and its keys (sessions only)
     { what => 'get the workspace', method => 'GET', path => '', allow => $ALL, status => 200, @KEYS },

@@ -201,6 +201,12 @@ my %FILL = (
         mksite($victim_site_ws) },
     victim_video => sub { req(POST => '/v1/api/videos', $API, { title => 'Victim ' . ++$N })->{json}{video}{id} },
     victim_media => sub { req(POST => '/v1/api/media', $API, { title => 'Victim ' . ++$N })->{json}{media}{id} },
+    # a fresh reservation of a JSON file: what the upload routes' controls finalize
+    pending_upload => sub {
+        my $r = req(POST => "/v1/workspaces/$ws/media/uploads", $owner->{token},
+                    { content_type => 'application/json', type => 'file', title => 'Pending ' . ++$N });
+        die 'reserve: ' . diag_resp($r) unless $r->{status} == 201;
+        $r->{json}{upload}{asset_id} },
     victim_key => sub { api_key($owner->{token}, $ws, 'victim ' . ++$N, 'articles:read')->{api_key}{id} },
     member => sub { $member },
     victim_member => sub { join_ws('viewer') },

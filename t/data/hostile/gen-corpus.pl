@@ -337,6 +337,14 @@ __DATA__
     "thumbnail_url": {"type": "url"}, "mime_type": {"type": "string"}, "size_bytes": {"type": "integer"},
     "folder": {"type": "string"}, "width": {"type": "integer"}, "height": {"type": "integer"}
   },
+  "upload": {
+    "filename": {"type": "string"}, "content_type": {"type": "string"}, "type": {"type": "string"},
+    "title": {"type": "string"}, "size_bytes": {"type": "integer"}, "folder": {"type": "string"}
+  },
+  "finalize": {
+    "data_base64": {"type": "string"}, "url": {"type": "url"}, "title": {"type": "string"},
+    "thumbnail_url": {"type": "url"}, "width": {"type": "integer"}, "height": {"type": "integer"}
+  },
   "site": {
     "name": {"type": "string"}, "mode": {"type": "string"}, "origin": {"type": "url"},
     "status": {"type": "string"}
@@ -718,6 +726,13 @@ __DATA__
    "params": {"ws": "{{ws}}", "id": "{{media}}"}},
   {"route": "DELETE /v1/workspaces/:id/media/:key", "cred": "session",
    "params": {"id": "{{ws}}", "key": "{{victim_media}}"}},
+  {"route": "POST /v1/workspaces/:id/media/uploads", "cred": "session", "params": {"id": "{{ws}}"},
+   "body": {"title": "Hostile {{n}}", "content_type": "image/png"}, "fields": "upload"},
+  {"route": "POST /v1/workspaces/:id/media/:key/finalize", "cred": "session",
+   "params": {"id": "{{ws}}", "key": "{{pending_upload}}"}, "body": {}, "fields": "finalize"},
+  {"route": "PUT /v1/workspaces/:id/media/:key/content", "cred": "session",
+   "params": {"id": "{{ws}}", "key": "{{pending_upload}}"}, "body": {"hostile": 1},
+   "ok_2xx": {"body.* long_name": "README, Uploads: the raw body is the file; a JSON text is a file like any other"}},
 
   {"route": "GET /v1/ext/billing/invoices/:id", "cred": "ext", "params": {"id": "{{invoice}}"}},
   {"route": "POST /v1/ext/billing/payments/:id/record", "cred": "ext", "params": {"id": "{{fresh_invoice}}"},

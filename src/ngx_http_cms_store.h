@@ -1,0 +1,114 @@
+
+/*
+ * Stored objects under cms_storage: an object's bytes written to a
+ * temporary file beside its place (decoded from base64, or copied from a
+ * file such as the request body's), hashed (SHA-256) and sniffed
+ * (libmagic) on the way, fsynced, then renamed into place with the folder
+ * fsynced; or removed.  Every file operation runs in nginx's thread pool.
+ *
+ * The storage key contract (shared with the files route): an object
+ * lives at "<cms_storage>/<key>", its content type told by the key's
+ * extension alone (cms_mime_ext()); files 0644, folders 0755.
+ */
+
+
+#ifndef _NGX_HTTP_CMS_STORE_H_INCLUDED_
+#define _NGX_HTTP_CMS_STORE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_thread.h"
+
+
+#define NGX_HTTP_CMS_STORE_SNIFF     65536   /* bytes libmagic looks at */
+#define NGX_HTTP_CMS_STORE_TYPE_MAX  127
+
+
+/* the outcome of a step, in ngx_http_cms_store_t.status */
+typedef enum {
+    NGX_HTTP_CMS_STORE_OK = 0,
+    NGX_HTTP_CMS_STORE_BAD_DATA,      /* not base64 */
+    NGX_HTTP_CMS_STORE_FAILED         /* a system call; "what" and "err" */
+} ngx_http_cms_store_status_e;
+
+
+/* what the sniffed type says of the bytes against the key's extension */
+typedef enum {
+    NGX_HTTP_CMS_STORE_MATCH = 0,
+    NGX_HTTP_CMS_STORE_EMPTY,         /* no bytes */
+    NGX_HTTP_CMS_STORE_EXECUTABLE,    /* the bytes run as script */
+    NGX_HTTP_CMS_STORE_MISMATCH       /* another type than declared */
+} ngx_http_cms_store_verdict_e;
+
+
+typedef struct {
+    /* in: the key, then the bytes as base64 text or a file to copy */
+    ngx_str_t                   key;
+    ngx_str_t                   base64;
+    ngx_fd_t                    fd;         /* NGX_INVALID_FILE: base64 */
+
+    /* out, after ngx_http_cms_store_write() */
+    off_t                       size;
+    u_char                      sha256[64];
+    u_char                      type[NGX_HTTP_CMS_STORE_TYPE_MAX + 1];
+    ngx_uint_t                  status;     /* ngx_http_cms_store_status_e */
+    int                         err;        /* errno of a failure */
+    const char                 *what;       /* the call that failed */
+
+    /* private */
+    u_char                     *path;       /* "<root>/<key>" */
+    u_char                     *tmp;        /* its temporary name */
+    u_char                     *buf;
+    size_t                      buf_size;
+    ngx_log_t                  *log;
+    ngx_uint_t                  op;         /* ngx_http_cms_store_op_e */
+    unsigned                    written:1;  /* tmp exists */
+} ngx_http_cms_store_t;
+
+
+/* libmagic's database, loaded once per worker; NGX_OK or NGX_ERROR */
+ngx_int_t ngx_http_cms_store_init_process(ngx_cycle_t *cycle);
+void ngx_http_cms_store_exit_process(void);
+
+/*
+ * A store for "key" (copied) in r->pool; the request's end removes a
+ * temporary file left behind.  NULL when cms_storage is not set (logged)
+ * or memory runs out.
+ */
+ngx_http_cms_store_t *ngx_http_cms_store_create(ngx_http_request_t *r,
+    ngx_str_t *key);
+
+/*
+ * In the thread pool: the bytes into the temporary file (folders made),
+ * hashed, sniffed, fsynced; then done(r, ctx, st) on the event loop with
+ * st->status set.  Returns NGX_DONE or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_write(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st, ngx_http_cms_thread_done_pt done);
+
+/* the written bytes' sniffed type against the key's extension */
+ngx_uint_t ngx_http_cms_store_verdict(ngx_http_cms_store_t *st);
+
+/* what ngx_http_cms_store_finish() does, after a write or instead */
+typedef enum {
+    NGX_HTTP_CMS_STORE_COMMIT = 0,    /* the temporary file renamed into
+                                         place, the folder fsynced */
+    NGX_HTTP_CMS_STORE_DISCARD,       /* the temporary file removed */
+    NGX_HTTP_CMS_STORE_REMOVE         /* the object at the key removed
+                                         (none there is no failure) */
+} ngx_http_cms_store_op_e;
+
+/* In the thread pool: "op"; then done(r, ctx, st), st->status set */
+ngx_int_t ngx_http_cms_store_finish(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st, ngx_uint_t op,
+    ngx_http_cms_thread_done_pt done);
+
+/* a failed step logged; NGX_ERROR (the caller answers 500) */
+ngx_int_t ngx_http_cms_store_failed(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st);
+
+
+#endif /* _NGX_HTTP_CMS_STORE_H_INCLUDED_ */
