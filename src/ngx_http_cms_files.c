@@ -5,9 +5,12 @@
  * cache, sendfile, the range and not-modified filters).  No credential
  * and no database: the key's extension alone gives the type and whether
  * it is shown inline (cms_mime.h).  A key is checked against an
- * allow-list (cms_filekey.h) before anything touches the disk, and every
- * component of the path below the root is opened without following a
- * symbolic link; whatever is refused is a plain 404, like a missing file.
+ * allow-list (cms_filekey.h) before anything touches the disk, and no
+ * component of the path below the root may be a symbolic link: one
+ * openat2() beneath the worker's descriptor of the root (Linux 5.6+), or,
+ * with an open_file_cache or an older kernel, nginx's own open with
+ * "disable_symlinks on" from the root.  Whatever is refused is a plain
+ * 404, like a missing file.
  */
 
 
@@ -26,11 +29,32 @@
 #error "GET /v1/files needs openat(): it opens the path without links"
 #endif
 
+/* Linux 5.6+: a path resolved beneath a folder, without links, at once */
+#if (NGX_LINUX) && defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+#if defined(SYS_openat2)
+#define NGX_HTTP_CMS_FILES_OPENAT2  1
+#endif
+#endif
+#endif
+
 
 static ngx_int_t ngx_http_cms_files_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_files_open(ngx_http_request_t *r,
     ngx_str_t *key, ngx_open_file_info_t *of, ngx_str_t *path);
+#if (NGX_HTTP_CMS_FILES_OPENAT2)
+static ngx_int_t ngx_http_cms_files_openat2(ngx_http_request_t *r,
+    size_t root, ngx_open_file_info_t *of, ngx_str_t *path);
+static ngx_int_t ngx_http_cms_files_stat(ngx_http_request_t *r,
+    ngx_fd_t fd, ngx_open_file_info_t *of, ngx_str_t *path);
+static ngx_int_t ngx_http_cms_files_root_open(size_t root,
+    ngx_open_file_info_t *of, ngx_str_t *path);
+#endif
+static ngx_int_t ngx_http_cms_files_failed(ngx_http_request_t *r,
+    ngx_open_file_info_t *of, ngx_str_t *path);
 static ngx_int_t ngx_http_cms_files_headers(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *key, cms_filekey_t *k);
 static ngx_int_t ngx_http_cms_files_send(ngx_http_request_t *r,
@@ -47,6 +71,18 @@ ngx_http_cms_route_t  ngx_http_cms_files_routes[] = {
     ngx_http_cms_null_route
 };
 
+
+/* nginx's threshold for read-ahead (ngx_open_file_cache.c) */
+#define NGX_HTTP_CMS_FILES_READ_AHEAD  (128 * 1024)
+
+
+#if (NGX_HTTP_CMS_FILES_OPENAT2)
+/* the worker's descriptor of the storage root (O_PATH), opened at first
+   use in a cycle; whether the kernel lacks openat2() */
+static ngx_fd_t       ngx_http_cms_files_root = NGX_INVALID_FILE;
+static ngx_cycle_t   *ngx_http_cms_files_cycle;
+static ngx_uint_t     ngx_http_cms_files_no_openat2;
+#endif
 
 static ngx_str_t  ngx_http_cms_files_nosniff_name =
     ngx_string("X-Content-Type-Options");
@@ -108,17 +144,21 @@ ngx_http_cms_files_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
 
 /*
- * Opens <root>/<key> as the static module does, every component below the
- * root with O_NOFOLLOW (nginx's "disable_symlinks on from=<root>"): a
- * symbolic link anywhere under the root, to a file or a folder, is not
- * followed.  A folder, a missing file or a refused link is a 404.
+ * Opens <root>/<key>.  With an open_file_cache in the location (or a
+ * kernel without openat2()), as the static module does, every component
+ * below the root with O_NOFOLLOW (nginx's "disable_symlinks on
+ * from=<root>"); else with one openat2() under the worker's descriptor of
+ * the root.  Either way no symbolic link below the root, to a file or a
+ * folder, is followed.  A folder, a missing file or a refused link is a
+ * 404.
  */
-/* long: the static module's open, with its error cases */
+/* long: the path, then the static module's open */
 static ngx_int_t
 ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
     ngx_open_file_info_t *of, ngx_str_t *path)
 {
     u_char                    *p;
+    ngx_int_t                  rc;
     ngx_str_t                  root;
     ngx_http_core_loc_conf_t  *clcf;
     ngx_http_cms_main_conf_t  *mcf;
@@ -156,20 +196,184 @@ ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
     of->errors = clcf->open_file_cache_errors;
     of->events = clcf->open_file_cache_events;
 
+#if (NGX_HTTP_CMS_FILES_OPENAT2)
+    if (clcf->open_file_cache == NULL && !ngx_http_cms_files_no_openat2) {
+        rc = ngx_http_cms_files_openat2(r, root.len, of, path);
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+    }
+#endif
+
     of->disable_symlinks = NGX_DISABLE_SYMLINKS_ON;
     of->disable_symlinks_from = root.len;
 
     if (ngx_open_cached_file(clcf->open_file_cache, path, of, r->pool)
-        == NGX_OK)
+        != NGX_OK)
     {
-        if (of->is_file) {
-            return NGX_OK;
-        }
+        return ngx_http_cms_files_failed(r, of, path);
+    }
 
+    if (!of->is_file) {
         /* a folder, a fifo, a device */
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
+    return NGX_OK;
+}
+
+
+#if (NGX_HTTP_CMS_FILES_OPENAT2)
+
+/*
+ * One openat2() under the worker's descriptor of the root (path[0 ..
+ * root) names the root, path[root] is the '/' before the key): the
+ * kernel resolves the key beneath the root (RESOLVE_BENEATH) and refuses
+ * a symbolic link in any component (RESOLVE_NO_SYMLINKS), what
+ * disable_symlinks does with a system call a component; the descriptor
+ * is closed with the request's pool.  NGX_DECLINED when the kernel has no
+ * openat2().
+ */
+/* long: the open and its failures */
+static ngx_int_t
+ngx_http_cms_files_openat2(ngx_http_request_t *r, size_t root,
+    ngx_open_file_info_t *of, ngx_str_t *path)
+{
+    ngx_fd_t                  fd;
+    struct open_how           how;
+    ngx_pool_cleanup_t       *cln;
+    ngx_pool_cleanup_file_t  *clnf;
+
+    if (ngx_http_cms_files_root_open(root, of, path) != NGX_OK) {
+        return ngx_http_cms_files_failed(r, of, path);
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_pool_cleanup_file_t));
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(&how, sizeof(struct open_how));
+    how.flags = O_RDONLY|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS;
+
+    fd = syscall(SYS_openat2, ngx_http_cms_files_root,
+                 path->data + root + 1, &how, sizeof(struct open_how));
+
+    if (fd == NGX_INVALID_FILE) {
+        of->err = ngx_errno;
+
+        if (of->err == NGX_ENOSYS) {
+            ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                          "cms: no openat2() here: files are opened a "
+                          "component at a time");
+            ngx_http_cms_files_no_openat2 = 1;
+            return NGX_DECLINED;
+        }
+
+        of->failed = "openat2()";
+        return ngx_http_cms_files_failed(r, of, path);
+    }
+
+    cln->handler = ngx_pool_cleanup_file;
+    clnf = cln->data;
+    clnf->fd = fd;
+    clnf->name = path->data;
+    clnf->log = r->pool->log;
+
+    return ngx_http_cms_files_stat(r, fd, of, path);
+}
+
+
+/* the opened file's facts, then as ngx_open_and_stat_file() after its
+   open: directio or read-ahead */
+static ngx_int_t
+ngx_http_cms_files_stat(ngx_http_request_t *r, ngx_fd_t fd,
+    ngx_open_file_info_t *of, ngx_str_t *path)
+{
+    ngx_file_info_t  fi;
+
+    if (ngx_fd_info(fd, &fi) == NGX_FILE_ERROR) {
+        ngx_log_error(NGX_LOG_CRIT, r->connection->log, ngx_errno,
+                      ngx_fd_info_n " \"%V\" failed", path);
+        return NGX_ERROR;
+    }
+
+    if (!ngx_is_file(&fi)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    of->fd = fd;
+    of->size = ngx_file_size(&fi);
+    of->mtime = ngx_file_mtime(&fi);
+    of->is_file = 1;
+
+    if (of->directio <= of->size) {
+        if (ngx_directio_on(fd) == NGX_FILE_ERROR) {
+            ngx_log_error(NGX_LOG_ALERT, r->connection->log, ngx_errno,
+                          ngx_directio_on_n " \"%V\" failed", path);
+
+        } else {
+            of->is_directio = 1;
+        }
+
+    } else if (of->read_ahead && of->size > NGX_HTTP_CMS_FILES_READ_AHEAD) {
+        (void) ngx_read_ahead(fd, of->read_ahead);
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The worker's descriptor of the storage root, opened at its first use
+ * in a cycle (the root itself may be a link, as "from=" allows): NGX_OK,
+ * or NGX_ERROR with of->err set.
+ */
+static ngx_int_t
+ngx_http_cms_files_root_open(size_t root, ngx_open_file_info_t *of,
+    ngx_str_t *path)
+{
+    ngx_fd_t  fd;
+
+    if (ngx_http_cms_files_cycle != ngx_cycle) {
+        /* a new configuration (a single process reloaded): its root */
+        if (ngx_http_cms_files_root != NGX_INVALID_FILE) {
+            (void) ngx_close_file(ngx_http_cms_files_root);
+            ngx_http_cms_files_root = NGX_INVALID_FILE;
+        }
+
+        ngx_http_cms_files_cycle = (ngx_cycle_t *) ngx_cycle;
+    }
+
+    if (ngx_http_cms_files_root != NGX_INVALID_FILE) {
+        return NGX_OK;
+    }
+
+    path->data[root] = '\0';
+    fd = open((char *) path->data, O_PATH|O_DIRECTORY|O_CLOEXEC);
+    path->data[root] = '/';
+
+    if (fd == NGX_INVALID_FILE) {
+        of->err = ngx_errno;
+        of->failed = "open()";
+        return NGX_ERROR;
+    }
+
+    ngx_http_cms_files_root = fd;
+
+    return NGX_OK;
+}
+
+#endif
+
+
+/* a failed open: missing, a link refused or an escape is a 404 */
+static ngx_int_t
+ngx_http_cms_files_failed(ngx_http_request_t *r, ngx_open_file_info_t *of,
+    ngx_str_t *path)
+{
     switch (of->err) {
 
     case 0:
@@ -180,7 +384,7 @@ ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
     case NGX_ENAMETOOLONG:
     case NGX_ELOOP:
     case NGX_EMLINK:
-        /* missing, or a symbolic link refused */
+    case NGX_EXDEV:
         ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, of->err,
                        "cms file: %s \"%s\" failed", of->failed, path->data);
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);

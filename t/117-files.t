@@ -48,7 +48,9 @@ chmod 0644, $SECRET_FILE;
 
 # a plain static location beside the API, on the same folder: it follows links, which
 # shows that the links planted below do lead to the secret
-start_nginx(config => "location /plain/ { alias $ROOT/; }");
+# debug: the log names the system call that refused a link
+my $PLAIN = "location /plain/ { alias $ROOT/; }";
+start_nginx(config => $PLAIN, error_log => 'logs/error.log debug');
 
 my $WS = '3f1c9a1e-2d4b-4c1a-9b1e-5a8f0c2d7e61';
 
@@ -231,24 +233,35 @@ my @CORPUS = (
 );
 ok @CORPUS >= 40, 'the corpus has at least 40 keys (' . scalar(@CORPUS) . ')';
 
-for my $k (@CORPUS) {
-    my $r = raw_http("GET /v1/files/$k HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-                     timeout => 5);
-    (my $shown = $k) =~ s/([^\x21-\x7e])/sprintf '\\x%02x', ord $1/ge;
-    $shown = substr($shown, 0, 60) . '...' if length $shown > 63;
-    note "$r->{status} $shown";
-    ok $r->{status} == 404 || $r->{status} == 400, "traversal $shown: 404 or 400"
-        or diag "got $r->{status}";
-    unlike $r->{body} // '', qr/\Q$SECRET\E|root:/, "traversal $shown: no secret";
-    like $r->{headers}{'content-type'} // '', qr{^application/json}, "traversal $shown: a JSON error";
+# Run twice: without an open_file_cache (one openat2() beneath the root) and with one
+# (nginx's open, a component at a time with O_NOFOLLOW).
+sub traversal {
+    my ($how) = @_;
+    for my $k (@CORPUS) {
+        my $r = raw_http("GET /v1/files/$k HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+                         timeout => 5);
+        (my $shown = $k) =~ s/([^\x21-\x7e])/sprintf '\\x%02x', ord $1/ge;
+        $shown = substr($shown, 0, 60) . '...' if length $shown > 63;
+        note "$r->{status} $shown";
+        ok $r->{status} == 404 || $r->{status} == 400, "$how: traversal $shown: 404 or 400"
+            or diag "got $r->{status}";
+        unlike $r->{body} // '', qr/\Q$SECRET\E|root:/, "$how: traversal $shown: no secret";
+        like $r->{headers}{'content-type'} // '', qr{^application/json}, "$how: traversal $shown: a JSON error";
+    }
+
+    # the ones that reach the route answer exactly like a missing file
+    is_404(http(GET => "/v1/files/$WS/link.png"), "$how: a link to a file outside");
+    is_404(http(GET => '/v1/files/outside/secret.txt'), "$how: a link to a folder outside");
+    is_404(http(GET => '/v1/files/inside/asset-png.png'), "$how: a link to a folder inside");
+    is_404(http(GET => "/v1/files/$WS/asset-png%2epng"), "$how: an escaped byte");
+    is_404(http(GET => '/v1/files/.hidden'), "$how: a hidden file");
+    is http(GET => "/v1/files/$PNG")->{status}, 200, "$how: the object itself still 200";
 }
 
-# the ones that reach the route answer exactly like a missing file
-is_404(http(GET => "/v1/files/$WS/link.png"), 'a link to a file outside');
-is_404(http(GET => '/v1/files/outside/secret.txt'), 'a link to a folder outside');
-is_404(http(GET => '/v1/files/inside/asset-png.png'), 'a link to a folder inside');
-is_404(http(GET => "/v1/files/$WS/asset-png%2epng"), 'an escaped byte');
-is_404(http(GET => '/v1/files/.hidden'), 'a hidden file');
+my $log = error_log_size();
+traversal('openat2');
+ok scalar(grep { /openat2\(\) ".*link\.png" failed \(40:/ } error_log_lines($log)),
+    'openat2: the link to a file refused by the kernel (ELOOP)';
 
 # --- Range ------------------------------------------------------------------------------------
 
@@ -336,6 +349,18 @@ plant($RANGE, $BYTES);
     isnt $e2, $etag, 'another modification time: another ETag';
     is http(GET => "/v1/files/$PNG", ['If-None-Match' => $etag])->{status}, 200, 'the old ETag: 200';
 }
+
+# --- the same corpus through nginx's own open, with an open_file_cache ----------------------
+
+restart_nginx(config => "open_file_cache max=64 inactive=30s; open_file_cache_valid 30s; $PLAIN", error_log => 'logs/error.log debug');
+$log = error_log_size();
+traversal('open_file_cache');
+ok scalar(grep { /openat\(\) ".*link\.png" failed \(40:/ } error_log_lines($log)),
+    'open_file_cache: the link to a file refused by openat(O_NOFOLLOW) (ELOOP)';
+is http(GET => "/v1/files/$RANGE", ['Range' => 'bytes=-100'])->{body}, substr($BYTES, 900),
+    'open_file_cache: a range';
+is http(GET => "/v1/files/$WS/asset-svg.svg")->{headers}{'content-disposition'},
+    'attachment; filename="asset-svg.svg"', 'open_file_cache: an attachment';
 
 # --- no PostgreSQL, no Redis on this path ---------------------------------------------------
 
