@@ -14,14 +14,16 @@
 # GET /v1/api/custom/{slug}/entries?filter[colour]=black (10,000 entries, BENCH_ENTRIES)
 # against pgbench running its two statements (goal: a ratio of 0.6 or more), and the
 # public surface: GET /v1/public/pages/{id}/sections?key= (10,000 pages, BENCH_PAGES)
-# and its 304, against the static copy and nginx's own 304 for it (goal: 0.8).
+# and its 304, against the static copy and nginx's own 304 for it (goal: 0.8); and
+# GET /v1/files/{key}, a stored 10 KiB PNG, against nginx's static module serving the
+# same file from the same folder (goal: 0.9).
 # Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
 # machine has 2 cores, and wrk, nginx and PostgreSQL share them, so one worker keeps the
 # comparison about per-request cost rather than about core scheduling.
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
-# BENCH_PG_MAX [4] (the module's pool size).
+# BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +76,8 @@ http {
         location /v1/ { cms; }
         # The floor: the same bytes from a file, same server, same worker.
         location /static/ { root $prefix; default_type application/json; }
+        # The stored objects' floor: nginx's static module on the cms_storage folder.
+        location /storage/ { root $prefix; types { image/png png; } }
     }
 }
 EOF
@@ -94,6 +98,12 @@ for _ in $(seq 1 100); do
 done
 
 url=http://127.0.0.1:$port
+results=()
+report() {
+    echo
+    printf '%-34s %10s %10s %10s %8s %8s\n' "route" "route/s" "static/s" "pgbench" "/static" "/pgbench"
+    printf '%s\n' "${results[@]}"
+}
 code=$(curl -s -o "$prefix/static/health.json" -w '%{http_code}' "$url/v1/health")
 [ "$code" = 200 ] || { echo "bench: GET /v1/health answered $code:" >&2; cat "$prefix/static/health.json" >&2; exit 1; }
 size=$(stat -c %s "$prefix/static/health.json")
@@ -137,10 +147,29 @@ snapshot() {
     [ "$code" = 200 ] || { echo "bench: $path answered $code" >&2; cat "$prefix/static/$file" >&2; exit 1; }
 }
 
-results=()
 row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "$3" "$4" \
     "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" \
     "$(awk -v a="$2" -v b="$4" 'BEGIN {print a / b}')")"); }
+
+# A stored object (src/ngx_http_cms_files.c): a 10 KiB PNG under cms_storage, by the API
+# and by nginx's static module (the same file, the same folder); no database on this path.
+fkey=bench/0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.png
+mkdir -p "$prefix/storage/bench"
+{ printf '\x89PNG\r\n\x1a\n'; head -c 10232 /dev/urandom; } >"$prefix/storage/$fkey"
+chmod 755 "$prefix/storage" "$prefix/storage/bench"
+chmod 644 "$prefix/storage/$fkey"
+cmp -s "$prefix/storage/$fkey" <(curl -s "$url/v1/files/$fkey") \
+    || { echo "bench: GET /v1/files/$fkey does not answer the file" >&2; exit 1; }
+run_wrk "GET /v1/files/{key} (10 KiB png)" "/v1/files/$fkey"
+a=$rate
+run_wrk "nginx static, the same file" "/storage/$fkey"
+b=$rate
+results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "GET /v1/files/{key} (10 KiB)" "$a" "$b" - \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+if [ "${BENCH_ONLY:-}" = files ]; then
+    report
+    exit 0
+fi
 
 # health
 run_wrk "health" /v1/health
@@ -523,9 +552,7 @@ b=$rate
 run_pgbench "the same two statements" "$prefix/record.sql"
 row "POST .../payments/{id}/record" "$a" "$b" "$tps"
 
-echo
-printf '%-34s %10s %10s %10s %8s %8s\n' "route" "route/s" "static/s" "pgbench" "/static" "/pgbench"
-printf '%s\n' "${results[@]}"
+report
 echo "$scale_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then

@@ -195,6 +195,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "An upstream server did not answer in time"),
     ngx_http_cms_err(505, "http_version_not_supported", "invalid_request",
                      "The HTTP version is not supported"),
+    ngx_http_cms_err(416, "range_not_satisfiable", "invalid_request",
+                     "The Range asks for no byte of the file"),
 
     /* the video provider */
     ngx_http_cms_err(501, "not_configured", "not_configured",

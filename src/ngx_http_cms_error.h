@@ -110,6 +110,7 @@ typedef enum {
     NGX_HTTP_CMS_ERR_BAD_GATEWAY,
     NGX_HTTP_CMS_ERR_GATEWAY_TIMEOUT,
     NGX_HTTP_CMS_ERR_VERSION_NOT_SUPPORTED,
+    NGX_HTTP_CMS_ERR_RANGE_NOT_SATISFIABLE,
 
     /* the video provider (after nginx's own: a bare 501 or 502 is those) */
     NGX_HTTP_CMS_ERR_NOT_CONFIGURED,

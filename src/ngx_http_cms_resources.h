@@ -38,7 +38,8 @@ typedef struct {
 
 struct ngx_http_cms_route_s {
     ngx_uint_t                  method;     /* NGX_HTTP_GET, ... */
-    ngx_str_t                   pattern;    /* below /v1, ":x" = one segment */
+    ngx_str_t                   pattern;    /* below /v1, ":x" = one segment,
+                                               "*x" = the rest */
     ngx_uint_t                  auth;       /* ngx_http_cms_auth_e */
     ngx_uint_t                  perm;       /* scope, role or privilege */
     ngx_http_cms_handler_pt     handler;
@@ -80,6 +81,7 @@ struct ngx_http_cms_route_s {
     { 0, ngx_null_string, 0, 0, NULL, NULL, NULL, 0 }
 
 
+extern ngx_http_cms_route_t  ngx_http_cms_files_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_health_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_docs_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_accounts_routes[];

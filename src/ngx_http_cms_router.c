@@ -2,10 +2,12 @@
 /*
  * The router: a linear walk over the resources' route tables, then the
  * pipeline.  Patterns are matched segment by segment below "/v1"; ":name"
- * takes one non-empty segment as a parameter.  A route family (the error
- * shape its URL prefix gives) runs its steps in order; each step
- * continues (NGX_DECLINED), answers, or waits for I/O and continues
- * through ctx->resume.  No step or service calls back into the router.
+ * takes one non-empty segment as a parameter, "*name" (the pattern's last
+ * part) the rest of the path, slashes included, when not empty.  A route
+ * family (the error shape its URL prefix gives) runs its steps in order;
+ * each step continues (NGX_DECLINED), answers, or waits for I/O and
+ * continues through ctx->resume.  No step or service calls back into the
+ * router.
  */
 
 
@@ -111,7 +113,9 @@ static ngx_http_cms_handler_pt  *ngx_http_cms_families[] = {
 };
 
 
+/* the stored files first: the hottest route, served from disk */
 static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
+    ngx_http_cms_files_routes,
     ngx_http_cms_health_routes,
     ngx_http_cms_docs_routes,
     ngx_http_cms_accounts_routes,
@@ -590,6 +594,22 @@ ngx_http_cms_route_matches(ngx_str_t *pattern, ngx_str_t *path,
     n = 0;
 
     while (p < pe && s < se) {
+
+        if (*p == '*') {
+            /* the rest of the path (s < se: not empty) */
+            if (n == *nparams) {
+                return NGX_DECLINED;
+            }
+
+            params[n].data = s;
+            params[n].len = se - s;
+            n++;
+
+            p = pe;
+            s = se;
+
+            break;
+        }
 
         if (*p == ':') {
             /* a parameter: one non-empty segment */

@@ -158,8 +158,19 @@ sub account_token {
     return (split /\t/, $line)[3];
 }
 
+# a stored object under the storage root (GET /v1/files/*key)
+{
+    my $dir = prefix() . "/storage/$ws";
+    mkdir $dir, 0755 or die "$dir: $!";
+    open my $fh, '>:raw', "$dir/hostile.png" or die "$dir/hostile.png: $!";
+    print $fh "\x89PNG\r\n\x1a\n";
+    close $fh;
+    chmod 0644, "$dir/hostile.png";
+}
+
 my ($N, $EMAILS, $STREAM) = (0, 0);
 my %FILL = (
+    file_key => sub { "$ws/hostile.png" },
     n => sub { ++$N },
     email => sub { sprintf 'hostile%d-%d@example.com', ++$EMAILS, $$ },
     login_email => sub { $owner->{email} },

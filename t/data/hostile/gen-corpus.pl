@@ -24,7 +24,8 @@
 #
 # The output: {"cases": [...]} (one case a line).  A case:
 #   name      what failed, for the failure list (method, route, what was mutated)
-#   route     "METHOD /v1/path/:param" as in the C route tables
+#   route     "METHOD /v1/path/:param" as in the C route tables ("*param": the rest
+#             of the path)
 #   target    path.P, query.P, body.F, header.H, or "control"
 #   mutation  the mutation's id (see "mutations")
 #   method, path, headers ([[name, value]...]), body (null: none)   -- an HTTP request
@@ -68,7 +69,7 @@ sub shape_of {
 # The path with its :params filled in; %over replaces some of them.
 sub fill_path {
     my ($tmpl, $params, %over) = @_;
-    (my $p = $tmpl) =~ s{:(\w+)}{
+    (my $p = $tmpl) =~ s{[:*](\w+)}{
         exists $over{$1} ? $over{$1}
         : defined $params->{$1} ? $params->{$1} : die "no value for :$1 in $tmpl\n"
     }ge;
@@ -392,6 +393,7 @@ __DATA__
   {"route": "GET /v1/health", "cred": "none"},
   {"route": "GET /v1/openapi.json", "cred": "none", "type": "application/json"},
   {"route": "GET /v1/docs", "cred": "none", "type": "text/html"},
+  {"route": "GET /v1/files/*key", "cred": "none", "params": {"key": "{{file_key}}"}, "type": "image/png"},
 
   {"route": "POST /v1/auth/signup", "cred": "none",
    "body": {"email": "{{email}}", "password": "password number 1", "name": "Hostile"},

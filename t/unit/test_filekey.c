@@ -1,0 +1,150 @@
+
+/*
+ * Unit tests for cms_filekey.c: the storage keys GET /v1/files/{key}
+ * takes (the allow-list), every escape shape refused, and where the
+ * file name and extension are.
+ */
+
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cms_filekey.h"
+
+
+/* parses from an exactly-sized heap copy, so a read past the end shows */
+static int
+parse(const char *s, size_t len, cms_filekey_t *k)
+{
+    int    rc;
+    char  *p;
+
+    p = malloc(len ? len : 1);
+    assert_non_null(p);
+    memcpy(p, s, len);
+
+    rc = cms_filekey_parse(p, len, k);
+    free(p);
+
+    return rc;
+}
+
+
+static void
+test_filekey_good(void **state)
+{
+    size_t         i;
+    cms_filekey_t  k;
+
+    static const char *const  good[] = {
+        "a", "a.png", "A-Z_0.9", "ws/asset.png",
+        "3f1c9a1e-2d4b-4c1a-9b1e-5a8f0c2d7e61/"
+        "0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.webp",
+        "users/42/avatar.jpg", "a/b/c/d/e/f.tar.gz", "a..b", "a.", "x/y.",
+        NULL
+    };
+
+    (void) state;
+
+    for (i = 0; good[i]; i++) {
+        assert_true(parse(good[i], strlen(good[i]), &k));
+    }
+}
+
+
+static void
+test_filekey_bad(void **state)
+{
+    size_t         i;
+    cms_filekey_t  k;
+
+    static const char *const  bad[] = {
+        "", "/", "/a", "a/", "a//b", "//a", ".", "..", "../a", "a/..",
+        "a/../b", "a/./b", "./a", ".hidden", "a/.htaccess", "..%2fa",
+        "%2e%2e/a", "%252e%252e/a", "a\\b", "..\\a", "C:\\a", "a b",
+        "a\tb", "a\nb", "a\rb", "a\x7f", "a\x01", "\xc0\xae\xc0\xae/a",
+        "\xc0\xaf", "\xe0\x80\xae", "caf\xc3\xa9.png", "a?b", "a#b",
+        "a;b", "a:b", "a*b", "~/a", "a\"b", "a'b", "a<b>", "a|b", "a+b",
+        "a&b", "a=b", "a@b", "a,b", "a$b", "a!b", "a(b)", "a[b]", "a{b}",
+        NULL
+    };
+
+    (void) state;
+
+    for (i = 0; bad[i]; i++) {
+        assert_false(parse(bad[i], strlen(bad[i]), &k));
+    }
+
+    /* NUL inside or at the end */
+    assert_false(parse("a\0b", 3, &k));
+    assert_false(parse("a.png\0", 6, &k));
+    assert_false(parse("\0", 1, &k));
+    assert_false(cms_filekey_parse(NULL, 0, &k));
+    assert_false(cms_filekey_parse(NULL, 3, &k));
+}
+
+
+static void
+test_filekey_length(void **state)
+{
+    char           big[CMS_FILEKEY_MAX + 1];
+    cms_filekey_t  k;
+
+    (void) state;
+
+    memset(big, 'a', sizeof(big));
+    assert_true(parse(big, CMS_FILEKEY_MAX, &k));
+    assert_false(parse(big, CMS_FILEKEY_MAX + 1, &k));
+}
+
+
+/* the key parses, its parts where given */
+static void
+parts(const char *key, size_t name, size_t ext, size_t ext_len)
+{
+    cms_filekey_t  k;
+
+    assert_true(parse(key, strlen(key), &k));
+    assert_int_equal(k.name, name);
+    assert_int_equal(k.ext, ext);
+    assert_int_equal(k.ext_len, ext_len);
+}
+
+
+static void
+test_filekey_parts(void **state)
+{
+    cms_filekey_t  k;
+
+    (void) state;
+
+    parts("ws/asset.png", 3, 9, 3);
+    parts("a.b/c", 4, 5, 0);
+    parts("x.tar.gz", 0, 6, 2);
+    parts("noext", 0, 5, 0);
+    parts("a/b.", 2, 4, 0);
+
+    /* a refused key leaves k alone */
+    k.name = 77;
+    assert_false(parse("../x", 4, &k));
+    assert_int_equal(k.name, 77);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filekey_good),
+        cmocka_unit_test(test_filekey_bad),
+        cmocka_unit_test(test_filekey_length),
+        cmocka_unit_test(test_filekey_parts),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
