@@ -53,6 +53,30 @@ ngx_http_cms_resolve_init(ngx_conf_t *cf)
 }
 
 
+ngx_int_t
+ngx_http_cms_resolve_required(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *name)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
+
+    if (name->len == 0
+        || (mcf->resolver != NULL && mcf->resolver->connections.nelts > 0))
+    {
+        return NGX_OK;
+    }
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "%s: \"%V\" is a host name, resolved through "
+                       "nginx's resolver at every connect, and the http{} "
+                       "block has no \"resolver\" directive", directive,
+                       name);
+
+    return NGX_ERROR;
+}
+
+
 /* long: literal, resolver, or why neither; the cleanup before any wait */
 ngx_http_cms_resolve_t *
 ngx_http_cms_resolve_start(ngx_pool_t *pool, ngx_log_t *log,
