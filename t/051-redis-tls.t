@@ -3,7 +3,7 @@
 # the file's prefix, a free loopback port) listens with TLS only (--port 0 --tls-port),
 # asks for a client certificate, and has an ACL user (the default user off); its
 # certificate, for redis.test, comes from a throwaway CA made here with openssl. The smoke
-# routes pass through it: health, a Redis read, a logout (the session deny-list) and the
+# routes pass through it: health, a Redis read, a keyed article POST, a logout (the session deny-list) and the
 # revoked session refused, the extension surface's rate limit (RateLimit headers) and an
 # idempotent POST with its replay, eight requests at once; idle connections are kept
 # (the TLS 1.3 session tickets that reach an idle connection are not taken for stray
@@ -14,7 +14,7 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Cms::Fixtures qw(:ext signup);
+use Cms::Fixtures qw(:ext signup workspace key);
 use Cms::Prom;
 use File::Path qw(make_path);
 use POSIX ();
@@ -119,6 +119,9 @@ is_deeply $h->{json}, { postgres => 'ok', redis => 'ok' }, 'health: redis ok ove
 is http(GET => '/v1/_test/redis?key=tls-smoke')->{status}, 200, 'a Redis read: 200';
 
 my $u = signup();
+my $K_art = key($u->{token}, workspace($u->{token}, 'TLS'), 'rw', 'articles:read', 'articles:write');
+my $art = req(POST => '/v1/api/articles', $K_art, { title => 'Redis over TLS' });
+is $art->{status}, 201, 'a keyed article POST: 201' or diag diag_resp($art);
 my $lo = req(POST => '/v1/auth/logout', $u->{token});
 cmp_ok $lo->{status}, '<', 300, 'logout (the session deny-list in Redis): 2xx' or diag diag_resp($lo);
 is req(GET => '/v1/me', $u->{token})->{status}, 401, 'the revoked session is refused';
