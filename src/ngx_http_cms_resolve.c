@@ -47,7 +47,14 @@ ngx_http_cms_resolve_init(ngx_conf_t *cf)
 
     /* unset, nginx leaves a resolver without name servers here */
     mcf->resolver = clcf->resolver;
-    mcf->resolver_timeout = clcf->resolver_timeout;
+
+    /*
+     * nginx merges its 30 s default into the servers' and locations'
+     * configurations, never into the http{} block's own: unset, it is
+     * NGX_CONF_UNSET_MSEC here, a timer that would fire at once
+     */
+    mcf->resolver_timeout = (clcf->resolver_timeout == NGX_CONF_UNSET_MSEC)
+                            ? 30000 : clcf->resolver_timeout;
 
     return NGX_OK;
 }

@@ -33,7 +33,8 @@ chmod 0755, $dir;
 chown scalar(getpwnam('postgres')), -1, $dir if $> == 0;
 
 my $dns = Cms::Dns->start(records => { 'db.test' => ['127.0.0.1'], 'cache.test' => ['127.0.0.1'] });
-my $RESOLVER = 'resolver 127.0.0.1:' . $dns->port . ' valid=1s; resolver_timeout 2s;';
+# no resolver_timeout: nginx's default (30 s) holds for the module too
+my $RESOLVER = 'resolver 127.0.0.1:' . $dns->port . ' valid=1s;';
 my $PGLINE = qq{cms_postgres "host=db.test port=$PG dbname=$db user=postgres"}
            . q{ max=2 connect_timeout=2s query_timeout=3s queue_timeout=3s;};
 my $RLINE = "cms_redis cache.test:$rport max=2 timeout=2s;";
