@@ -5,17 +5,21 @@
 #   docker build -t cms .
 #   docker run --rm -p 8080:8080 cms
 #       demo: PostgreSQL and Redis run inside the container, data in /var/lib/cms
-#   docker run --rm -p 8080:8080 \
-#       -e CMS_PG_CONNINFO="hostaddr=10.0.0.5 port=5432 dbname=cms user=cms password=..." \
-#       -e CMS_REDIS_ADDR=10.0.0.6:6379 \
+#   docker run --rm -p 8080:8080 --network app \
+#       -e CMS_PG_CONNINFO="host=db port=5432 dbname=cms user=cms password=..." \
+#       -e CMS_REDIS_ADDR=redis:6379 \
 #       -e CMS_SECRET_FILE=/run/secrets/cms.key -v /srv/cms.key:/run/secrets/cms.key:ro \
 #       -v /srv/cms-files:/var/lib/cms/storage cms
-#       production-like: external PostgreSQL and Redis. Addresses must be IPs (or unix
-#       sockets): the module never resolves host names. Migrations from sql/ are applied
-#       to CMS_PG_CONNINFO's database at start. The secret is >= 32 random bytes.
+#       production-like: external PostgreSQL and Redis, by their service names on the
+#       network. nginx resolves the names through its own `resolver` (the container's DNS
+#       server from /etc/resolv.conf, Docker's 127.0.0.11, or CMS_RESOLVER) at every
+#       connect, never by libpq or the C library, so a restarted service is followed.
+#       IP addresses (hostaddr=10.0.0.5, 10.0.0.6:6379) work too. Migrations from sql/
+#       are applied to CMS_PG_CONNINFO's database at start. The secret is >= 32 random
+#       bytes.
 #
 # Environment: CMS_PORT (8080), CMS_LISTEN (0.0.0.0 here), CMS_VAR (/var/lib/cms),
-# CMS_PG_CONNINFO, CMS_REDIS_ADDR, CMS_SECRET_FILE; see scripts/cms.sh.
+# CMS_PG_CONNINFO, CMS_REDIS_ADDR, CMS_RESOLVER, CMS_SECRET_FILE; see scripts/cms.sh.
 FROM debian:bookworm-slim
 
 WORKDIR /opt/cms

@@ -14,9 +14,11 @@
 #   CMS_MANIFESTS [examples/extensions]   development manifests folder (file:NAME)
 #   CMS_CA_CERTS [/etc/ssl/certs/ca-certificates.crt]   CAs for https:// manifests
 #   External services instead of the embedded ones (e.g. in a container):
-#   CMS_PG_CONNINFO  libpq conninfo with hostaddr= (the module never resolves names), e.g.
-#                    "hostaddr=10.0.0.5 port=5432 dbname=cms user=cms password=..."
-#   CMS_REDIS_ADDR   ip:port or unix:/path
+#   CMS_PG_CONNINFO  libpq conninfo, e.g. "host=db port=5432 dbname=cms user=cms password=..."
+#                    (a host name is resolved by nginx's resolver, never by libpq in nginx)
+#   CMS_REDIS_ADDR   name:port, ip:port or unix:/path
+#   CMS_RESOLVER     [the first nameserver of /etc/resolv.conf] the DNS server nginx's
+#                    `resolver` asks for those names (none: no resolver line)
 #   CMS_SECRET_FILE  an existing secret (default: var/secret.key, 32 random bytes, hex,
 #                    made once)
 #
@@ -32,7 +34,8 @@
 # var/seed.env and appended to var/demo.env.
 #
 # conf/nginx.conf.in placeholders: @MODULE@ @PREFIX@ @PORT@ @PG_CONNINFO@ @REDIS_ADDR@
-# @SECRET@ @STORAGE@, @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
+# @SECRET@ @STORAGE@, @RESOLVER@ (a `resolver` line, or a comment when there is no DNS
+# server to name), @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
 # container can listen on 0.0.0.0), @MANIFESTS@ (absolute $CMS_MANIFESTS, for
 # cms_extensions_manifests) and @CA_CERTS@ ($CMS_CA_CERTS, for the manifest fetch
 # location's proxy_ssl_trusted_certificate). nginx runs with -p var/nginx/; unless the
@@ -72,6 +75,20 @@ pg_conninfo() {
 
 redis_addr() {
     if embedded_redis; then echo "127.0.0.1:$CMS_REDIS_PORT"; else echo "$CMS_REDIS_ADDR"; fi
+}
+
+# nginx's `resolver` line: CMS_RESOLVER, else /etc/resolv.conf's first nameserver
+resolver_line() {
+    local ns=${CMS_RESOLVER:-}
+    if [ -z "$ns" ] && [ -r /etc/resolv.conf ]; then
+        ns=$(awk '$1 == "nameserver" { print $2; exit }' /etc/resolv.conf)
+    fi
+    if [ -z "$ns" ]; then
+        echo "# no resolver: no CMS_RESOLVER and no nameserver in /etc/resolv.conf"
+        return
+    fi
+    case $ns in *:*) [ "${ns#[}" = "$ns" ] && ns="[$ns]" ;; esac   # IPv6 in brackets
+    echo "resolver $ns valid=10s ipv6=off;"
 }
 
 database_url() {
@@ -135,6 +152,7 @@ render_conf() {
         -e "s|@LISTEN@|$(sed_escape "$CMS_LISTEN:$CMS_PORT")|g" \
         -e "s|@PG_CONNINFO@|$(sed_escape "$(pg_conninfo)")|g" \
         -e "s|@REDIS_ADDR@|$(sed_escape "$(redis_addr)")|g" \
+        -e "s|@RESOLVER@|$(sed_escape "$(resolver_line)")|g" \
         -e "s|@SECRET@|$(sed_escape "$secret")|g" \
         -e "s|@STORAGE@|$(sed_escape "$VAR/storage")|g" \
         -e "s|@MANIFESTS@|$(sed_escape "${manifests_abs:-}")|g" \

@@ -143,3 +143,28 @@ ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
 
     return NGX_OK;
 }
+
+
+ngx_int_t
+ngx_http_cms_conf_host(u_char *p, size_t len)
+{
+    u_char  *last, c;
+
+    if (len == 0 || len > 253) {
+        return NGX_DECLINED;
+    }
+
+    for (last = p + len; p < last; p++) {
+        c = (u_char) (*p | 0x20);
+
+        if ((c >= 'a' && c <= 'z') || (*p >= '0' && *p <= '9')
+            || *p == '-' || *p == '_' || *p == '.' || *p == ':')
+        {
+            continue;
+        }
+
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}

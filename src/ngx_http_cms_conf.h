@@ -46,5 +46,12 @@ ngx_int_t ngx_http_cms_conf_params(ngx_conf_t *cf, const char *directive,
 ngx_int_t ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
     ngx_str_t *path, size_t max, ngx_str_t *secret);
 
+/*
+ * NGX_OK when "len" bytes at "p" may be a host name or an IP address as a
+ * directive gives them: 1 to 253 of letters, digits, "-", "_", "." and
+ * ":"; else NGX_DECLINED.
+ */
+ngx_int_t ngx_http_cms_conf_host(u_char *p, size_t len);
+
 
 #endif /* _NGX_HTTP_CMS_CONF_H_INCLUDED_ */

@@ -90,6 +90,56 @@ ngx_http_cms_crypto_tls_pending(void *ssl)
 
 
 ngx_int_t
+ngx_http_cms_crypto_tls_sni(ngx_connection_t *c, ngx_str_t *name)
+{
+    /* as per RFC 6066, no IP literal as a server name */
+    if (ngx_inet_addr(name->data, name->len) != INADDR_NONE
+        || ngx_strlchr(name->data, name->data + name->len, ':') != NULL)
+    {
+        return NGX_OK;
+    }
+
+    if (SSL_set_tlsext_host_name(c->ssl->connection, (char *) name->data)
+        == 0)
+    {
+        ngx_ssl_error(NGX_LOG_ERR, c->log, 0,
+                      "SSL_set_tlsext_host_name(\"%V\") failed", name);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_tls_verify(ngx_connection_t *c, ngx_str_t *name,
+    const char *service, ngx_str_t *addr)
+{
+    long  rc;
+
+    rc = SSL_get_verify_result(c->ssl->connection);
+
+    if (rc != X509_V_OK) {
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
+                      "cms: the TLS certificate of %s at \"%V\" is not "
+                      "trusted: (%l:%s)", service, addr, rc,
+                      X509_verify_cert_error_string(rc));
+        return NGX_ERROR;
+    }
+
+    /* no certificate at all fails here too */
+    if (ngx_ssl_check_host(c, name) != NGX_OK) {
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
+                      "cms: the TLS certificate of %s at \"%V\" does not "
+                      "match \"%V\"", service, addr, name);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
 ngx_http_cms_crypto_derive(ngx_http_cms_main_conf_t *mcf)
 {
     if (cms_kdf_derive(mcf->secret.data, mcf->secret.len, CMS_KDF_SESSION,

@@ -95,6 +95,21 @@ ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
  */
 size_t ngx_http_cms_crypto_tls_pending(void *ssl);
 
+/*
+ * The client side of a TLS connection made by nginx's SSL helpers
+ * (c->ssl): "name" (NUL-terminated) as the server name sent (SNI) before
+ * the handshake; NGX_OK or NGX_ERROR (logged).
+ */
+ngx_int_t ngx_http_cms_crypto_tls_sni(ngx_connection_t *c, ngx_str_t *name);
+
+/*
+ * After the handshake: NGX_OK when the server's certificate chains to a
+ * trusted CA and carries "name"; else NGX_ERROR, with one line saying
+ * why, naming the "service" and the address it was reached at.
+ */
+ngx_int_t ngx_http_cms_crypto_tls_verify(ngx_connection_t *c,
+    ngx_str_t *name, const char *service, ngx_str_t *addr);
+
 /* a new UUIDv7 (now, and random bits) in "pool"; NGX_OK or NGX_ERROR */
 ngx_int_t ngx_http_cms_crypto_uuid7(ngx_pool_t *pool, ngx_str_t *id);
 

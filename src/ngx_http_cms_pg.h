@@ -27,6 +27,15 @@ struct ngx_http_cms_pg_conf_s {
     ngx_msec_t                  queue_timeout;
     ngx_msec_t                  query_timeout;
     ngx_msec_t                  connect_timeout;
+    ngx_array_t                *hosts;        /* ngx_str_t: host= names
+                                                 resolved at each connect
+                                                 (no hostaddr=), or NULL */
+    ngx_uint_t                  hostaddr;     /* the index of "hostaddr"
+                                                 in keywords: their
+                                                 addresses then */
+    ngx_str_t                   name;         /* a host name among hosts
+                                                 (not an IP): needs the
+                                                 resolver; or empty */
 };
 
 

@@ -1,7 +1,9 @@
 
 /*
  * The "cms_postgres" directive: the conninfo checked and completed at load
- * time, so that nothing is resolved or read on the request path.
+ * time, so that nothing is read on the request path and nothing is
+ * resolved by libpq: host names without "hostaddr=" are resolved through
+ * nginx's resolver at each connect (ngx_http_cms_pg_conn.c).
  */
 
 
@@ -17,7 +19,9 @@
 
 
 static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
-    PQconninfoOption *opts);
+    ngx_http_cms_pg_conf_t *pcf, PQconninfoOption *opts);
+static ngx_int_t ngx_http_cms_pg_hosts(ngx_conf_t *cf,
+    ngx_http_cms_pg_conf_t *pcf, const char *host);
 static ngx_int_t ngx_http_cms_pg_tls(ngx_conf_t *cf, PQconninfoOption *opts,
     ngx_uint_t addr, const char *host);
 static ngx_int_t ngx_http_cms_pg_tls_files(ngx_conf_t *cf,
@@ -121,7 +125,7 @@ ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
         return NGX_CONF_ERROR;
     }
 
-    rc = ngx_http_cms_pg_refuse(cf, opts);
+    rc = ngx_http_cms_pg_refuse(cf, pcf, opts);
 
     if (rc == NGX_OK) {
         rc = ngx_http_cms_pg_complete(cf, pcf, opts);
@@ -133,10 +137,12 @@ ngx_http_cms_pg_conninfo(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
 }
 
 
-/* a service file, a host name, or TLS settings refused: logged, NGX_ERROR */
+/* a service file, an address libpq would resolve, or TLS settings refused:
+   logged, NGX_ERROR */
 /* long: one pass over the options, one refusal each */
 static ngx_int_t
-ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
+ngx_http_cms_pg_refuse(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
+    PQconninfoOption *opts)
 {
     const char        *host;
     ngx_uint_t         addr;
@@ -175,16 +181,87 @@ ngx_http_cms_pg_refuse(ngx_conf_t *cf, PQconninfoOption *opts)
         }
     }
 
-    if (!addr && (host == NULL || host[0] != '/' || ngx_strchr(host, ','))) {
+    if (!addr && host != NULL && host[0] != '/') {
+        if (ngx_http_cms_pg_hosts(cf, pcf, host) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+    } else if (!addr && (host == NULL || ngx_strchr(host, ','))) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_postgres: use \"hostaddr=\" with an IP "
-                           "address or \"host=\" with a socket folder; a "
-                           "host name would be resolved by a blocking "
-                           "name lookup in the worker");
+                           "cms_postgres: use \"host=\" with host names "
+                           "or IP addresses, \"hostaddr=\" with IP "
+                           "addresses, or \"host=\" with one socket "
+                           "folder");
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_pg_tls(cf, opts, addr, host);
+    return ngx_http_cms_pg_tls(cf, opts, addr || pcf->hosts != NULL, host);
+}
+
+
+/*
+ * host= without hostaddr=: names or IP addresses, comma-separated as
+ * libpq takes them, kept to be resolved at every connect through nginx's
+ * resolver; libpq then gets hostaddr= and keeps host= (the name TLS
+ * verifies).  A socket folder does not mix with them.
+ */
+/* long: the list split, each element checked and kept */
+static ngx_int_t
+ngx_http_cms_pg_hosts(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
+    const char *host)
+{
+    size_t      len;
+    u_char     *start, *end, *p;
+    ngx_str_t  *h;
+    ngx_addr_t  addr;
+
+    pcf->hosts = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+    if (pcf->hosts == NULL) {
+        return NGX_ERROR;
+    }
+
+    start = (u_char *) host;
+    end = start + ngx_strlen(host);
+
+    for ( ;; ) {
+        p = ngx_strlchr(start, end, ',');
+        p = (p != NULL) ? p : end;
+        len = p - start;
+
+        if (ngx_http_cms_conf_host(start, len) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_postgres: \"host=%s\": each element "
+                               "must be a host name or an IP address (a "
+                               "socket folder does not mix with them)",
+                               host);
+            return NGX_ERROR;
+        }
+
+        h = ngx_array_push(pcf->hosts);
+        if (h == NULL) {
+            return NGX_ERROR;
+        }
+
+        h->len = len;
+        h->data = ngx_pnalloc(cf->pool, len + 1);
+        if (h->data == NULL) {
+            return NGX_ERROR;
+        }
+
+        (void) ngx_cpystrn(h->data, start, len + 1);
+
+        if (pcf->name.len == 0
+            && ngx_parse_addr(cf->pool, &addr, h->data, len) == NGX_DECLINED)
+        {
+            pcf->name = *h;
+        }
+
+        if (p == end) {
+            return NGX_OK;
+        }
+
+        start = p + 1;
+    }
 }
 
 
@@ -323,7 +400,8 @@ ngx_http_cms_pg_option(PQconninfoOption *opts, const char *keyword)
 
 
 /* the given keywords copied, then options with the statement timeout,
-   gssencmode, the application name and sslmode (unless given) */
+   hostaddr (for host names), gssencmode, the application name and
+   sslmode (unless given) */
 /* long: the conninfo copied, then what we add to it */
 static ngx_int_t
 ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
@@ -341,8 +419,8 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
         n += (o->val != NULL);
     }
 
-    pcf->keywords = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
-    pcf->values = ngx_pcalloc(cf->pool, (n + 5) * sizeof(char *));
+    pcf->keywords = ngx_pcalloc(cf->pool, (n + 6) * sizeof(char *));
+    pcf->values = ngx_pcalloc(cf->pool, (n + 6) * sizeof(char *));
 
     if (pcf->keywords == NULL || pcf->values == NULL) {
         return NGX_ERROR;
@@ -387,6 +465,13 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
 
     pcf->keywords[i] = "options";
     pcf->values[i++] = p;
+
+    if (pcf->hosts != NULL) {
+        /* filled at each connect, from the resolver's answers */
+        pcf->hostaddr = i;
+        pcf->keywords[i++] = "hostaddr";
+    }
+
     pcf->keywords[i] = "gssencmode";
     pcf->values[i++] = "disable";
     pcf->keywords[i] = "fallback_application_name";

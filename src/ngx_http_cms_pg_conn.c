@@ -1,9 +1,11 @@
 
 /*
- * The PostgreSQL pool's connections: opening a slot's connection without
- * blocking (PQconnectStartParams, then PQconnectPoll from events), the
- * nginx connection around libpq's socket, what a failed result says of
- * the connection, and closing.
+ * The PostgreSQL pool's connections: host names resolved first when the
+ * conninfo gives them without hostaddr= (through nginx's resolver, at
+ * every connect, so that a moved server is followed), opening a slot's
+ * connection without blocking (PQconnectStartParams, then PQconnectPoll
+ * from events), the nginx connection around libpq's socket, what a failed
+ * result says of the connection, and closing.
  */
 
 
@@ -17,59 +19,224 @@
 #include "ngx_http_cms_pg_int.h"
 #include "ngx_http_cms_metrics.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_resolve.h"
 
 
+static ngx_int_t ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot,
+    const char **values);
+static ngx_int_t ngx_http_cms_pg_resolve(ngx_http_cms_pg_slot_t *slot);
+static void ngx_http_cms_pg_resolved(void *data, ngx_int_t rc,
+    ngx_addr_t *addrs, ngx_uint_t naddrs);
+static ngx_int_t ngx_http_cms_pg_open_resolved(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
 static ino_t ngx_http_cms_pg_inode(ngx_socket_t fd);
 static ngx_int_t ngx_http_cms_pg_follow(ngx_http_cms_pg_slot_t *slot);
 
 
+/*
+ * Starts a slot's connection: NGX_OK (CONNECTING, or already IDLE), or
+ * NGX_ERROR (logged, the slot DOWN, the pool backing off).
+ */
 ngx_int_t
 ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot)
 {
+    ngx_int_t                rc;
     ngx_http_cms_pg_conf_t  *pcf;
 
     pcf = ngx_http_cms_pg_pool.conf;
-    slot->log.action = "connecting to postgres";
     ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_CONNECTS);
-
-    slot->conn = PQconnectStartParams(pcf->keywords, pcf->values, 0);
-
-    if (slot->conn == NULL || PQstatus(slot->conn) == CONNECTION_BAD) {
-        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                      "cms: PQconnectStartParams() failed: %s",
-                      slot->conn ? PQerrorMessage(slot->conn) : "no memory");
-        goto failed;
-    }
-
-    if (PQsetnonblocking(slot->conn, 1) != 0) {
-        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                      "cms: PQsetnonblocking() failed");
-        goto failed;
-    }
-
-    PQsetNoticeProcessor(slot->conn, ngx_http_cms_pg_notice, &slot->log);
-
-    if (ngx_http_cms_pg_wrap(slot) != NGX_OK) {
-        goto failed;
-    }
 
     slot->state = NGX_HTTP_CMS_PG_CONNECTING;
     ngx_memzero(slot->prepared, NGX_HTTP_CMS_PG_MAX_STMTS);
     ngx_add_timer(&slot->timer, pcf->connect_timeout);
 
-    if (ngx_http_cms_pg_connect_step(slot) == NGX_ERROR) {
-        goto failed;
+    if (pcf->hosts != NULL) {
+        rc = ngx_http_cms_pg_resolve(slot);
+
+    } else {
+        rc = ngx_http_cms_pg_open(slot, pcf->values);
+
+        if (rc == NGX_OK && ngx_http_cms_pg_connect_step(slot) == NGX_ERROR) {
+            rc = NGX_ERROR;
+        }
+    }
+
+    if (rc != NGX_OK) {
+        ngx_http_cms_pg_close(slot);
+        ngx_http_cms_pg_failed(NULL, 1);
+        return NGX_ERROR;
     }
 
     return NGX_OK;
+}
 
-failed:
 
-    ngx_http_cms_pg_close(slot);
-    ngx_http_cms_pg_failed(NULL, 1);
+/* libpq's connection started and watched: NGX_OK, or NGX_ERROR (logged) */
+static ngx_int_t
+ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot, const char **values)
+{
+    slot->log.action = "connecting to postgres";
 
-    return NGX_ERROR;
+    slot->conn = PQconnectStartParams(ngx_http_cms_pg_pool.conf->keywords,
+                                      values, 0);
+
+    if (slot->conn == NULL || PQstatus(slot->conn) == CONNECTION_BAD) {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: PQconnectStartParams() failed: %s",
+                      slot->conn ? PQerrorMessage(slot->conn) : "no memory");
+        return NGX_ERROR;
+    }
+
+    if (PQsetnonblocking(slot->conn, 1) != 0) {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: PQsetnonblocking() failed");
+        return NGX_ERROR;
+    }
+
+    PQsetNoticeProcessor(slot->conn, ngx_http_cms_pg_notice, &slot->log);
+
+    return ngx_http_cms_pg_wrap(slot);
+}
+
+
+/* the host names' lookups, one after the other, in a pool of the slot's */
+static ngx_int_t
+ngx_http_cms_pg_resolve(ngx_http_cms_pg_slot_t *slot)
+{
+    ngx_str_t               *host;
+    ngx_http_cms_pg_conf_t  *pcf;
+
+    pcf = ngx_http_cms_pg_pool.conf;
+    host = pcf->hosts->elts;
+
+    if (slot->resolving == NULL) {
+        slot->resolving = ngx_create_pool(1024, &slot->log);
+        if (slot->resolving == NULL) {
+            return NGX_ERROR;
+        }
+
+        slot->addrs = ngx_pnalloc(slot->resolving, pcf->hosts->nelts
+                                                   * NGX_SOCKADDR_STRLEN);
+        if (slot->addrs == NULL) {
+            return NGX_ERROR;
+        }
+
+        slot->addrs_last = slot->addrs;
+        slot->resolved = 0;
+    }
+
+    slot->log.action = "resolving the postgres host";
+
+    if (ngx_http_cms_resolve_start(slot->resolving, &slot->log,
+                                   &host[slot->resolved],
+                                   ngx_http_cms_pg_resolved, slot)
+        == NULL)
+    {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: cannot resolve the postgres host \"%V\"",
+                      &host[slot->resolved]);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* one name's addresses (from the event loop): its first one is kept */
+static void
+ngx_http_cms_pg_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
+    ngx_uint_t naddrs)
+{
+    ngx_http_cms_pg_slot_t *slot = data;
+
+    ngx_str_t               *host;
+    ngx_http_cms_pg_conf_t  *pcf;
+
+    pcf = ngx_http_cms_pg_pool.conf;
+    host = pcf->hosts->elts;
+
+    if (rc != NGX_OK || naddrs == 0) {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: cannot resolve the postgres host \"%V\"%s",
+                      &host[slot->resolved],
+                      rc == NGX_DECLINED ? ": the name has no address" : "");
+        ngx_http_cms_pg_failed(slot, 1);
+        return;
+    }
+
+    if (slot->resolved) {
+        *slot->addrs_last++ = ',';
+    }
+
+    slot->addrs_last += ngx_sock_ntop(addrs[0].sockaddr, addrs[0].socklen,
+                                      slot->addrs_last,
+                                      NGX_SOCKADDR_STRLEN - 1, 0);
+
+    if (++slot->resolved < pcf->hosts->nelts) {
+        rc = ngx_http_cms_pg_resolve(slot);
+
+    } else {
+        rc = ngx_http_cms_pg_open_resolved(slot);
+    }
+
+    if (rc != NGX_OK) {
+        ngx_http_cms_pg_failed(slot, 1);
+    }
+}
+
+
+/* every name has an address: libpq gets them as hostaddr= */
+static ngx_int_t
+ngx_http_cms_pg_open_resolved(ngx_http_cms_pg_slot_t *slot)
+{
+    size_t                   len;
+    ngx_str_t               *host;
+    ngx_uint_t               n, level;
+    const char             **values;
+    ngx_http_cms_pg_pool_t  *pool;
+
+    pool = &ngx_http_cms_pg_pool;
+
+    *slot->addrs_last = '\0';
+    len = slot->addrs_last - slot->addrs;
+
+    if (len != pool->last_len
+        || ngx_strncmp(pool->last, slot->addrs, len) != 0)
+    {
+        level = pool->last_len ? NGX_LOG_NOTICE : NGX_LOG_INFO;
+        host = pool->conf->hosts->elts;
+
+        ngx_log_error(level, &slot->log, 0,
+                      "cms: postgres host \"%V\"%s %s %s", &host[0],
+                      pool->conf->hosts->nelts > 1 ? " and the next" : "",
+                      pool->last_len ? "moved to" : "is at", slot->addrs);
+
+        pool->last_len = ngx_min(len, NGX_HTTP_CMS_PG_LAST_ADDRS);
+        ngx_memcpy(pool->last, slot->addrs, pool->last_len);
+    }
+
+    for (n = 0; pool->conf->keywords[n] != NULL; n++) { /* void */ }
+
+    values = ngx_pnalloc(slot->resolving, (n + 1) * sizeof(char *));
+    if (values == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(values, pool->conf->values, (n + 1) * sizeof(char *));
+    values[pool->conf->hostaddr] = (char *) slot->addrs;
+
+    /* libpq keeps its own copies: the lookups' pool can go */
+    if (ngx_http_cms_pg_open(slot, values) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_destroy_pool(slot->resolving);
+    slot->resolving = NULL;
+
+    /* the event handler polls, and kicks the pool when connected */
+    ngx_post_event(slot->c->write, &ngx_posted_events);
+
+    return NGX_OK;
 }
 
 /* wraps PQsocket() in an nginx connection; libpq keeps owning the fd */
@@ -318,6 +485,12 @@ ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
 {
     if (slot->timer.timer_set) {
         ngx_del_timer(&slot->timer);
+    }
+
+    if (slot->resolving != NULL) {
+        /* its cleanup cancels a lookup still pending */
+        ngx_destroy_pool(slot->resolving);
+        slot->resolving = NULL;
     }
 
     ngx_http_cms_pg_unwrap(slot);

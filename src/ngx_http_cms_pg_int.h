@@ -19,6 +19,7 @@
 #define NGX_HTTP_CMS_PG_BACKOFF_MIN    100
 #define NGX_HTTP_CMS_PG_BACKOFF_MAX    1000
 #define NGX_HTTP_CMS_PG_POLL_STEPS     1000
+#define NGX_HTTP_CMS_PG_LAST_ADDRS     512
 
 
 typedef enum {
@@ -44,6 +45,10 @@ typedef struct {
     u_char                     *prepared;     /* by statement id */
     ino_t                       ino;          /* the socket c wraps */
     ngx_log_t                   log;
+    ngx_pool_t                 *resolving;    /* the host names' lookups */
+    ngx_uint_t                  resolved;     /* how many are done */
+    u_char                     *addrs;        /* their hostaddr= text */
+    u_char                     *addrs_last;
 } ngx_http_cms_pg_slot_t;
 
 
@@ -72,6 +77,9 @@ typedef struct {
     ngx_msec_t                  backoff;
     ngx_msec_t                  retry_at;
     ngx_uint_t                  nstmts;
+    u_char                      last[NGX_HTTP_CMS_PG_LAST_ADDRS];
+    size_t                      last_len;     /* the names' last hostaddr=
+                                                 text, to log a move */
 } ngx_http_cms_pg_pool_t;
 
 

@@ -2,13 +2,13 @@
 /*
  * The per-worker Redis pool.
  *
- * nginx connects (ngx_event_connect_peer() to an address parsed at load
- * time, so nothing resolves), sends and receives; hiredis formats commands
- * and parses replies.  Every read goes on until EAGAIN, so edge triggering
- * never strands bytes.  A pipeline is a batch of commands whose replies are
- * counted.  Idle connections follow nginx's upstream keepalive habits: a
- * peek on read closes them on EOF or stray data, and c->idle lets reload
- * and quit close them.
+ * nginx connects (ngx_http_cms_redis_conn.c: a host name through nginx's
+ * resolver, TLS through nginx's SSL helpers), sends and receives; hiredis
+ * formats commands and parses replies.  Every read goes on until EAGAIN,
+ * so edge triggering never strands bytes.  A pipeline is a batch of
+ * commands whose replies are counted.  Idle connections follow nginx's
+ * upstream keepalive habits: a peek on read closes them on EOF or stray
+ * data, and c->idle lets reload and quit close them.
  */
 
 
@@ -22,25 +22,13 @@
 #include "ngx_http_cms_metrics.h"
 
 
-static ngx_int_t ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s);
 static ngx_int_t ngx_http_cms_redis_start(ngx_http_cms_redis_slot_t *s,
     ngx_http_cms_redis_op_t *op);
-static ngx_int_t ngx_http_cms_redis_send(ngx_http_cms_redis_slot_t *s);
 static ngx_int_t ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s);
-static void ngx_http_cms_redis_write_handler(ngx_event_t *ev);
-static void ngx_http_cms_redis_read_handler(ngx_event_t *ev);
 static void ngx_http_cms_redis_idle_handler(ngx_event_t *ev);
 static void ngx_http_cms_redis_timer_handler(ngx_event_t *ev);
 static void ngx_http_cms_redis_wait_handler(ngx_event_t *ev);
-static void ngx_http_cms_redis_connected(ngx_http_cms_redis_slot_t *s);
 static void ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s);
-static void ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s);
-static void ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s,
-    ngx_uint_t connect);
-static void ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s);
-static void ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s);
-static void ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s);
-static void ngx_http_cms_redis_kick(void);
 static void ngx_http_cms_redis_kick_handler(ngx_event_t *ev);
 static ngx_http_cms_redis_slot_t *ngx_http_cms_redis_acquire(void);
 static ngx_uint_t ngx_http_cms_redis_live(void);
@@ -406,102 +394,6 @@ ngx_http_cms_redis_live(void)
 }
 
 
-/* long: the three outcomes of ngx_event_connect_peer() */
-static ngx_int_t
-ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s)
-{
-    ngx_int_t                   rc;
-    ngx_connection_t           *c;
-    ngx_http_cms_redis_conf_t  *rcf;
-
-    rcf = ngx_http_cms_redis_pool.conf;
-
-    ngx_memzero(&s->peer, sizeof(ngx_peer_connection_t));
-    s->peer.sockaddr = rcf->addr.sockaddr;
-    s->peer.socklen = rcf->addr.socklen;
-    s->peer.name = &rcf->addr.name;
-    s->peer.get = ngx_event_get_peer;
-    s->peer.log = &s->log;
-    s->peer.log_error = NGX_ERROR_ERR;
-    s->log.action = "connecting to redis";
-    ngx_http_cms_metric(NGX_HTTP_CMS_M_REDIS_CONNECTS);
-
-    rc = ngx_event_connect_peer(&s->peer);
-
-    if (rc == NGX_ERROR || rc == NGX_BUSY || rc == NGX_DECLINED) {
-        ngx_log_error(NGX_LOG_ERR, &s->log, 0,
-                      "cms: cannot connect to redis at \"%V\"",
-                      &rcf->addr.name);
-        goto failed;
-    }
-
-    s->reader = redisReaderCreate();
-    if (s->reader == NULL) {
-        goto failed;
-    }
-
-    c = s->peer.connection;
-    c->data = s;
-    c->log = &s->log;
-    c->read->log = &s->log;
-    c->write->log = &s->log;
-    c->read->handler = ngx_http_cms_redis_read_handler;
-    c->write->handler = ngx_http_cms_redis_write_handler;
-
-    s->state = NGX_HTTP_CMS_REDIS_CONNECTING;
-    ngx_add_timer(&s->timer, rcf->timeout);
-
-    if (rc == NGX_OK) {
-        /* connected at once (a unix socket): finish it from the handler */
-        ngx_post_event(c->write, &ngx_posted_events);
-    }
-
-    return NGX_OK;
-
-failed:
-
-    ngx_http_cms_redis_close(s);
-    ngx_http_cms_redis_failed(NULL, 1);
-
-    return NGX_ERROR;
-}
-
-
-/* TCP is up: AUTH first when configured (the connect timer still runs) */
-static void
-ngx_http_cms_redis_connected(ngx_http_cms_redis_slot_t *s)
-{
-    ngx_str_t  *auth;
-
-    auth = &ngx_http_cms_redis_pool.conf->auth;
-
-    if (auth->len && !s->authing) {
-        s->authing = 1;
-        s->state = NGX_HTTP_CMS_REDIS_BUSY;
-        s->log.action = "authenticating to redis";
-        s->pos = auth->data;
-        s->last = auth->data + auth->len;
-        s->expect = 1;
-        s->got = 0;
-
-        if (ngx_http_cms_redis_send(s) == NGX_ERROR) {
-            ngx_http_cms_redis_failed(s, 1);
-        }
-
-        return;
-    }
-
-    s->authing = 0;
-
-    if (s->timer.timer_set) {
-        ngx_del_timer(&s->timer);
-    }
-
-    ngx_http_cms_redis_pool.backoff = 0;
-    ngx_http_cms_redis_idle(s);
-}
-
-
 static ngx_int_t
 ngx_http_cms_redis_start(ngx_http_cms_redis_slot_t *s,
     ngx_http_cms_redis_op_t *op)
@@ -535,7 +427,7 @@ ngx_http_cms_redis_start(ngx_http_cms_redis_slot_t *s,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_redis_send(ngx_http_cms_redis_slot_t *s)
 {
     ssize_t            n;
@@ -561,11 +453,9 @@ ngx_http_cms_redis_send(ngx_http_cms_redis_slot_t *s)
 }
 
 
-static void
+void
 ngx_http_cms_redis_write_handler(ngx_event_t *ev)
 {
-    int                         err;
-    socklen_t                   len;
     ngx_connection_t           *c;
     ngx_http_cms_redis_slot_t  *s;
 
@@ -573,20 +463,7 @@ ngx_http_cms_redis_write_handler(ngx_event_t *ev)
     s = c->data;
 
     if (s->state == NGX_HTTP_CMS_REDIS_CONNECTING) {
-        err = 0;
-        len = sizeof(int);
-
-        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, (void *) &err, &len)
-            == -1 || err != 0)
-        {
-            ngx_log_error(NGX_LOG_ERR, &s->log, err ? err : ngx_socket_errno,
-                          "cms: connecting to redis failed");
-            ngx_http_cms_redis_failed(s, 1);
-            return;
-        }
-
-        ngx_http_cms_redis_connected(s);
-        ngx_http_cms_redis_kick();
+        ngx_http_cms_redis_tcp_done(s);
         return;
     }
 
@@ -599,7 +476,7 @@ ngx_http_cms_redis_write_handler(ngx_event_t *ev)
 }
 
 
-static void
+void
 ngx_http_cms_redis_read_handler(ngx_event_t *ev)
 {
     ngx_int_t                   rc;
@@ -728,28 +605,8 @@ ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s)
 }
 
 
-/* Redis answered AUTH: the slot is ready, or the connect failed */
-static void
-ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_redis_auth_check(ngx_http_cms_redis_pool.conf, &s->log,
-                                       s->replies[0]);
-    ngx_http_cms_redis_free_replies(s);
-
-    if (rc != NGX_OK) {
-        ngx_http_cms_redis_failed(s, 1);
-        return;
-    }
-
-    ngx_http_cms_redis_connected(s);
-    ngx_http_cms_redis_kick();
-}
-
-
 /* as ngx_http_cms_pg_idle(): the kick that follows closes it when exiting */
-static void
+void
 ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s)
 {
     ngx_connection_t  *c;
@@ -799,7 +656,7 @@ ngx_http_cms_redis_timer_handler(ngx_event_t *ev)
 }
 
 
-static void
+void
 ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s, ngx_uint_t connect)
 {
     ngx_http_cms_redis_pool_t  *pool;
@@ -861,7 +718,7 @@ ngx_http_cms_redis_dequeue(void)
 
 
 /* long: the scheduler, as ngx_http_cms_pg_kick() */
-static void
+void
 ngx_http_cms_redis_kick(void)
 {
     ngx_uint_t                  i, connecting;
@@ -927,7 +784,7 @@ ngx_http_cms_redis_kick(void)
 }
 
 
-static void
+void
 ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s)
 {
     while (s->got) {
@@ -936,32 +793,3 @@ ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s)
 }
 
 
-static void
-ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s)
-{
-    if (s->timer.timer_set) {
-        ngx_del_timer(&s->timer);
-    }
-
-    if (s->peer.connection != NULL) {
-        ngx_close_connection(s->peer.connection);
-        s->peer.connection = NULL;
-    }
-
-    if (s->reader != NULL) {
-        redisReaderFree(s->reader);
-        s->reader = NULL;
-    }
-
-    ngx_http_cms_redis_free_replies(s);
-
-    if (s->op != NULL) {
-        s->op->slot = NULL;
-        s->op = NULL;
-    }
-
-    s->pos = NULL;
-    s->last = NULL;
-    s->authing = 0;
-    s->state = NGX_HTTP_CMS_REDIS_DOWN;
-}

@@ -21,7 +21,11 @@
 
 
 struct ngx_http_cms_redis_conf_s {
-    ngx_addr_t                  addr;
+    ngx_addr_t                  addr;          /* name: as written */
+    ngx_str_t                   host;          /* a host name resolved at
+                                                  each connect; empty for
+                                                  an address */
+    in_port_t                   port;          /* with host */
     ngx_uint_t                  max;
     ngx_uint_t                  queue;
     ngx_msec_t                  timeout;
@@ -30,6 +34,13 @@ struct ngx_http_cms_redis_conf_s {
     ngx_str_t                   auth;          /* AUTH [user] password,
                                                   sent first on each
                                                   connection; empty: none */
+    ngx_str_t                   tls;           /* tls=on|off */
+    ngx_str_t                   tls_ca;        /* tls_ca= */
+    ngx_str_t                   tls_name;      /* tls_name=, or the host;
+                                                  NUL-terminated */
+    ngx_str_t                   tls_cert;      /* tls_cert= */
+    ngx_str_t                   tls_key;       /* tls_key= */
+    ngx_ssl_t                  *ssl;           /* NULL: plain text */
 };
 
 

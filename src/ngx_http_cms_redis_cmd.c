@@ -59,6 +59,16 @@ ngx_http_cms_redis_peek(ngx_connection_t *c)
     char  buf[1];
     int   n;
 
+    if (c->ssl) {
+        /*
+         * OpenSSL takes the records that carry no data (the session
+         * tickets a TLS 1.3 server sends after the handshake) and asks
+         * for more; a byte of data or the end is what a peek would see
+         */
+        return c->recv(c, (u_char *) buf, 1) == NGX_AGAIN ? NGX_OK
+                                                           : NGX_ERROR;
+    }
+
     n = recv(c->fd, buf, 1, MSG_PEEK);
 
     if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {

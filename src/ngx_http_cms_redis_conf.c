@@ -1,10 +1,12 @@
 
 /*
- * The "cms_redis" directive: an IP address with a port, or a unix socket,
- * checked at load time (a host name would need a blocking lookup), the
- * pool's limits, and the credential: an ACL user and a password read
- * from a file (never written in nginx.conf), sent as AUTH before any
- * other command on every new connection.
+ * The "cms_redis" directive: an IP address with a port, a unix socket, or
+ * a host name with a port (resolved through nginx's resolver at every
+ * connect, never here: ngx_http_cms_redis_conn.c), the pool's limits, the
+ * credential: an ACL user and a password read from a file (never written
+ * in nginx.conf), sent as AUTH before any other command on every new
+ * connection, and TLS on nginx's own SSL helpers, with the server's
+ * certificate verified against a CA and a name.
  */
 
 
@@ -18,7 +20,13 @@
 
 static ngx_int_t ngx_http_cms_redis_address(ngx_conf_t *cf,
     ngx_http_cms_redis_conf_t *rcf, ngx_str_t *value);
+static ngx_int_t ngx_http_cms_redis_name(ngx_conf_t *cf,
+    ngx_http_cms_redis_conf_t *rcf, ngx_str_t *value);
 static ngx_int_t ngx_http_cms_redis_auth(ngx_conf_t *cf,
+    ngx_http_cms_redis_conf_t *rcf);
+static ngx_int_t ngx_http_cms_redis_tls(ngx_conf_t *cf,
+    ngx_http_cms_redis_conf_t *rcf);
+static ngx_int_t ngx_http_cms_redis_tls_ctx(ngx_conf_t *cf,
     ngx_http_cms_redis_conf_t *rcf);
 
 
@@ -36,6 +44,16 @@ static const ngx_http_cms_param_t  ngx_http_cms_redis_params[] = {
       offsetof(ngx_http_cms_redis_conf_t, user) },
     { ngx_string("password_file="), NGX_HTTP_CMS_PARAM_STRING,
       offsetof(ngx_http_cms_redis_conf_t, password_file) },
+    { ngx_string("tls="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, tls) },
+    { ngx_string("tls_ca="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, tls_ca) },
+    { ngx_string("tls_name="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, tls_name) },
+    { ngx_string("tls_cert="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, tls_cert) },
+    { ngx_string("tls_key="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_redis_conf_t, tls_key) },
     { ngx_null_string, 0, 0 }
 };
 
@@ -74,7 +92,9 @@ ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (ngx_http_cms_redis_auth(cf, rcf) != NGX_OK) {
+    if (ngx_http_cms_redis_auth(cf, rcf) != NGX_OK
+        || ngx_http_cms_redis_tls(cf, rcf) != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
@@ -84,12 +104,14 @@ ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* "unix:/path" or "ip:port"; logs why not */
+/* "unix:/path", "ip:port" or "name:port"; logs why not */
 static ngx_int_t
 ngx_http_cms_redis_address(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf,
     ngx_str_t *value)
 {
     ngx_url_t  u;
+
+    rcf->addr.name = *value;
 
     if (ngx_strncmp(value->data, "unix:", 5) == 0) {
         ngx_memzero(&u, sizeof(ngx_url_t));
@@ -101,21 +123,61 @@ ngx_http_cms_redis_address(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf,
             return NGX_ERROR;
         }
 
-        rcf->addr = u.addrs[0];
+        rcf->addr.sockaddr = u.addrs[0].sockaddr;
+        rcf->addr.socklen = u.addrs[0].socklen;
 
-    } else if (ngx_parse_addr_port(cf->pool, &rcf->addr, value->data,
-                                   value->len)
-               != NGX_OK
-               || ngx_inet_get_port(rcf->addr.sockaddr) == 0)
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "cms_redis: \"%V\" is not an IP address with a "
-                           "port or a \"unix:\" path; a host name would "
-                           "need a blocking lookup", value);
-        return NGX_ERROR;
+        return NGX_OK;
     }
 
-    rcf->addr.name = *value;
+    if (ngx_parse_addr_port(cf->pool, &rcf->addr, value->data, value->len)
+        == NGX_OK)
+    {
+        rcf->addr.name = *value;
+
+        if (ngx_inet_get_port(rcf->addr.sockaddr) != 0) {
+            return NGX_OK;
+        }
+
+    } else if (ngx_http_cms_redis_name(cf, rcf, value) == NGX_OK) {
+        return NGX_OK;
+    }
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "cms_redis: \"%V\" is not an IP address, or a host "
+                       "name, with a port, nor a \"unix:\" path", value);
+    return NGX_ERROR;
+}
+
+
+/*
+ * "name:port": a DNS name (letters, digits, "-", "_" and dots, at most
+ * 253 bytes) resolved through the "resolver" at each connect, and a port
+ * from 1 to 65535.  NGX_OK, or NGX_DECLINED (the caller says why).
+ */
+static ngx_int_t
+ngx_http_cms_redis_name(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf,
+    ngx_str_t *value)
+{
+    u_char     *colon;
+    ngx_int_t   port;
+
+    colon = ngx_strlchr(value->data, value->data + value->len, ':');
+
+    if (colon == NULL
+        || ngx_http_cms_conf_host(value->data, colon - value->data) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    port = ngx_atoi(colon + 1, value->data + value->len - colon - 1);
+
+    if (port < 1 || port > 65535) {
+        return NGX_DECLINED;
+    }
+
+    rcf->host.len = colon - value->data;
+    rcf->host.data = value->data;
+    rcf->port = (in_port_t) port;
 
     return NGX_OK;
 }
@@ -218,4 +280,134 @@ ngx_http_cms_redis_auth_check(ngx_http_cms_redis_conf_t *rcf, ngx_log_t *log,
     }
 
     return NGX_ERROR;
+}
+
+
+/*
+ * tls=on: a TCP address (Redis has no TLS over a unix socket), the CA
+ * certificates to verify the server with (tls_ca=) and the name its
+ * certificate must carry (tls_name=, or the host name of the address);
+ * a client certificate is tls_cert= with tls_key=.  Without tls=on, any
+ * tls_*= is refused, as a sign of a forgotten tls=on.
+ */
+/* long: one refusal each, with its reason */
+static ngx_int_t
+ngx_http_cms_redis_tls(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf)
+{
+    u_char  *p;
+
+    if (rcf->tls.len == 0
+        || (rcf->tls.len == 3 && ngx_strncmp(rcf->tls.data, "off", 3) == 0))
+    {
+        if (rcf->tls_ca.len || rcf->tls_name.len || rcf->tls_cert.len
+            || rcf->tls_key.len)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_redis: \"tls_ca=\", \"tls_name=\", "
+                               "\"tls_cert=\" and \"tls_key=\" need "
+                               "\"tls=on\"");
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (rcf->tls.len != 2 || ngx_strncmp(rcf->tls.data, "on", 2) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_redis: invalid value \"tls=%V\": use \"on\" "
+                           "or \"off\"", &rcf->tls);
+        return NGX_ERROR;
+    }
+
+    if (rcf->addr.sockaddr != NULL
+        && rcf->addr.sockaddr->sa_family == AF_UNIX)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_redis: \"tls=on\" needs a TCP address: "
+                           "Redis does not use TLS over a unix socket");
+        return NGX_ERROR;
+    }
+
+    if (rcf->tls_ca.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_redis: \"tls=on\" needs \"tls_ca=\" (the CA "
+                           "certificates the server's certificate is "
+                           "verified with)");
+        return NGX_ERROR;
+    }
+
+    if (rcf->tls_name.len == 0) {
+        if (rcf->host.len == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_redis: \"tls=on\" with an IP address "
+                               "needs \"tls_name=\" (the name the server's "
+                               "certificate carries)");
+            return NGX_ERROR;
+        }
+
+        rcf->tls_name = rcf->host;
+    }
+
+    if ((rcf->tls_cert.len == 0) != (rcf->tls_key.len == 0)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_redis: \"tls_cert=\" and \"tls_key=\" go "
+                           "together");
+        return NGX_ERROR;
+    }
+
+    /* SNI and the name check want a C string */
+    p = ngx_pnalloc(cf->pool, rcf->tls_name.len + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    (void) ngx_cpystrn(p, rcf->tls_name.data, rcf->tls_name.len + 1);
+    rcf->tls_name.data = p;
+
+    return ngx_http_cms_redis_tls_ctx(cf, rcf);
+}
+
+
+/* the SSL context, as the proxy module makes its upstream's */
+static ngx_int_t
+ngx_http_cms_redis_tls_ctx(ngx_conf_t *cf, ngx_http_cms_redis_conf_t *rcf)
+{
+    ngx_ssl_t           *ssl;
+    ngx_pool_cleanup_t  *cln;
+
+    ssl = ngx_pcalloc(cf->pool, sizeof(ngx_ssl_t));
+    if (ssl == NULL) {
+        return NGX_ERROR;
+    }
+
+    ssl->log = cf->log;
+
+    if (ngx_ssl_create(ssl, NGX_SSL_TLSv1_2|NGX_SSL_TLSv1_3, NULL) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(cf->pool, 0);
+    if (cln == NULL) {
+        ngx_ssl_cleanup_ctx(ssl);
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_ssl_cleanup_ctx;
+    cln->data = ssl;
+
+    if (rcf->tls_cert.len
+        && ngx_ssl_certificate(cf, ssl, &rcf->tls_cert, &rcf->tls_key, NULL)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ngx_ssl_trusted_certificate(cf, ssl, &rcf->tls_ca, 4) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    rcf->ssl = ssl;
+
+    return NGX_OK;
 }

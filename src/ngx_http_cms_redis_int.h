@@ -1,7 +1,8 @@
 
 /*
- * The Redis pool's private types, shared by _redis.c (the pool) and
- * _redis_cmd.c (commands and connection bytes).
+ * The Redis pool's private types and functions, shared by _redis.c (the
+ * pool, commands in flight), _redis_conn.c (opening and closing a slot's
+ * connection) and _redis_cmd.c (commands and connection bytes).
  */
 
 
@@ -42,6 +43,9 @@ typedef struct {
     redisReply                 *replies[NGX_HTTP_CMS_REDIS_MAX_PIPELINE];
     ngx_event_t                 timer;
     ngx_log_t                   log;
+    ngx_pool_t                 *resolving;   /* the host name's lookup */
+    ngx_sockaddr_t              sockaddr;    /* what the name gave */
+    socklen_t                   socklen;
     unsigned                    authing:1;   /* AUTH sent, not answered */
 } ngx_http_cms_redis_slot_t;
 
@@ -69,10 +73,29 @@ typedef struct {
     ngx_msec_t                  backoff;
     ngx_msec_t                  retry_at;
     ngx_event_t                 kick;        /* posted by a detach */
+    ngx_sockaddr_t              last;        /* the host name's last */
+    socklen_t                   last_len;    /* address, to log a move */
 } ngx_http_cms_redis_pool_t;
 
 
 extern ngx_http_cms_redis_pool_t  ngx_http_cms_redis_pool;
+
+
+/* _redis_conn.c: a slot's connection (see each definition) */
+ngx_int_t ngx_http_cms_redis_connect(ngx_http_cms_redis_slot_t *s);
+void ngx_http_cms_redis_tcp_done(ngx_http_cms_redis_slot_t *s);
+void ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s);
+void ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s);
+
+/* _redis.c: what the connection side hands back to the pool */
+ngx_int_t ngx_http_cms_redis_send(ngx_http_cms_redis_slot_t *s);
+void ngx_http_cms_redis_read_handler(ngx_event_t *ev);
+void ngx_http_cms_redis_write_handler(ngx_event_t *ev);
+void ngx_http_cms_redis_failed(ngx_http_cms_redis_slot_t *s,
+    ngx_uint_t connect);
+void ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s);
+void ngx_http_cms_redis_kick(void);
+void ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s);
 
 
 #endif /* _NGX_HTTP_CMS_REDIS_INT_H_INCLUDED_ */

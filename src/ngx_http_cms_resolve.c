@@ -47,9 +47,40 @@ ngx_http_cms_resolve_init(ngx_conf_t *cf)
 
     /* unset, nginx leaves a resolver without name servers here */
     mcf->resolver = clcf->resolver;
-    mcf->resolver_timeout = clcf->resolver_timeout;
+
+    /*
+     * nginx merges its 30 s default into the servers' and locations'
+     * configurations, never into the http{} block's own: unset, it is
+     * NGX_CONF_UNSET_MSEC here, a timer that would fire at once
+     */
+    mcf->resolver_timeout = (clcf->resolver_timeout == NGX_CONF_UNSET_MSEC)
+                            ? 30000 : clcf->resolver_timeout;
 
     return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_resolve_required(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *name)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
+
+    if (name->len == 0
+        || (mcf->resolver != NULL && mcf->resolver->connections.nelts > 0))
+    {
+        return NGX_OK;
+    }
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "%s: \"%V\" is a host name, resolved through "
+                       "nginx's resolver at every connect, and the http{} "
+                       "block has no \"resolver\" directive", directive,
+                       name);
+
+    return NGX_ERROR;
 }
 
 

@@ -59,5 +59,13 @@ ngx_int_t ngx_http_cms_outbound_all_allowed(ngx_addr_t *addrs, ngx_uint_t n,
 /* postconfiguration: keeps the http{} block's resolver for start() */
 ngx_int_t ngx_http_cms_resolve_init(ngx_conf_t *cf);
 
+/*
+ * postconfiguration, after init(): NGX_OK when "name" is empty or the
+ * http{} block has a "resolver" with a name server; else logs, naming
+ * "directive" and the name, and NGX_ERROR (nginx -t refuses).
+ */
+ngx_int_t ngx_http_cms_resolve_required(ngx_conf_t *cf,
+    const char *directive, ngx_str_t *name);
+
 
 #endif /* _NGX_HTTP_CMS_RESOLVE_H_INCLUDED_ */

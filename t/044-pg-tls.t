@@ -2,7 +2,8 @@
 # prefix, a free loopback port) accepts TLS only (pg_hba: hostssl, and hostnossl reject),
 # with a server certificate for db.test from a throwaway CA made here with openssl.
 # cms_postgres connects to hostaddr=127.0.0.1 with host=db.test sslmode=verify-full
-# sslrootcert=CA: the smoke routes pass through it, and so do answers larger than libpq's
+# sslrootcert=CA (and to host=db.test alone, resolved through nginx's resolver from a
+# test DNS server): the smoke routes pass through it, and so do answers larger than libpq's
 # buffer (pages of 1 to 100 articles, a 450 KB article, 50 large reads at once), whole.
 # The same again through a relay that writes 16 KiB records: PostgreSQL 15 writes 8 KiB
 # ones, which libpq's reads (never into less than 8 KiB of room) always take whole, while
@@ -17,6 +18,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(req diag_resp check_err signup workspace key);
+use Cms::Dns;
 use File::Path qw(make_path);
 use IO::Select ();
 use IO::Socket::INET ();
@@ -275,6 +277,20 @@ sub large_reads {
         "$name: ... each with its whole answer";
 }
 large_reads('TLS', many_pages('TLS'));
+
+# --- host=db.test without hostaddr=: nginx's resolver finds the address, libpq verifies the
+# certificate against the name (t/052 has the rest of host names)
+{
+    my $dns = Cms::Dns->start(records => { 'db.test' => ['127.0.0.1'] });
+    restart_nginx(workers => 1,
+                  postgres => qq{cms_postgres "host=db.test port=$port dbname=$db user=postgres}
+                            . qq{ sslmode=verify-full sslrootcert=$dir/ca.pem" max=4 connect_timeout=2s;},
+                  http_config => 'resolver 127.0.0.1:' . $dns->port . ' valid=1s;');
+    my $r = req(GET => '/v1/api/articles', $K);
+    is $r->{status}, 200, 'host=db.test resolved by nginx, verify-full against the name: 200'
+        or diag diag_resp($r);
+    cmp_ok $dns->queries('db.test'), '>=', 1, '... the test DNS server was asked for db.test';
+}
 
 # --- the wrong CA, then a host name the certificate does not carry: 503 ------------------
 for my $case (["host=db.test sslmode=verify-full sslrootcert=$dir/other.pem",
