@@ -729,6 +729,11 @@ sub _psql_co_run {
         last if !$n;
     }
     if ($out =~ s/\Q$mark\E\n\z//) {
+        # settings of a database or role reach new sessions only, as they did when every
+        # script had its own psql: the next script starts a new one
+        if ($sql =~ /\bALTER\s+(?:DATABASE|ROLE|USER|SYSTEM)\b/i) {
+            _psql_co_end($_) for keys %PSQL;
+        }
         return (0, $out, '');
     }
     _psql_co_end($db);
