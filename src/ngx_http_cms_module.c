@@ -582,6 +582,7 @@ ngx_http_cms_add_variables(ngx_conf_t *cf)
 }
 
 
+/* long: one unset value per directive of the http{} block */
 static void *
 ngx_http_cms_create_main_conf(ngx_conf_t *cf)
 {

@@ -40,10 +40,15 @@ function load(file) {
     ajv.addFormat('double', { type: 'number', validate: () => true });
     ajv.addFormat('float', { type: 'number', validate: () => true });
     ajv.addSchema(doc, 'doc');
-    // templates: most literal segments first, so /a/b wins over /a/{id}
+    // templates: most literal segments first, so /a/b wins over /a/{id}; a path
+    // parameter whose pattern takes "/" is the rest of the path (the router's *key)
+    const restOfPath = (t, name) => Object.values(doc.paths[t]).some((op) =>
+        ((op && op.parameters) || []).some((p) => p.in === 'path' && p.name === name
+            && p.schema && /\//.test(p.schema.pattern || '')));
     const templates = Object.keys(doc.paths).map((t) => {
         const segs = t.split('/');
-        const re = new RegExp('^' + segs.map((s) => (/^\{\w+\}$/.test(s) ? '[^/]+'
+        const re = new RegExp('^' + segs.map((s) => (/^\{\w+\}$/.test(s)
+            ? (restOfPath(t, s.slice(1, -1)) ? '.+' : '[^/]+')
             : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '$');
         return { t, re, score: segs.map((s) => (/^\{/.test(s) ? '0' : '1')).join('') };
     });
