@@ -107,10 +107,13 @@ function check(v, a) {
     const out = [];
     const path = a.path.split('?')[0];
     const mt = mediaType(a.headers['content-type']);
-    const tpl = v.templates.find((x) => x.re.test(path));
     let method = a.method.toLowerCase();
     const head = method === 'head';
     if (head) method = 'get';
+    // the most literal template with this method (as the router walks its tables:
+    // GET /videos/upload-credentials is GET /videos/{id}), else the most literal one
+    const tpls = v.templates.filter((x) => x.re.test(path));
+    const tpl = tpls.find((x) => doc.paths[x.t][method]) || tpls[0];
     const json = () => {
         try { return [JSON.parse(a.body.toString('utf8'))]; } catch (e) { return null; }
     };
@@ -178,12 +181,15 @@ function check(v, a) {
         if (a.body.length) out.push(`${name}: a body (${mt || 'no content type'}), the document gives none`);
         return out;
     }
-    const key = types.find((t) => t.toLowerCase() === mt);
+    // an exact type first, then a range the document gives (image/*, */*)
+    const key = types.find((t) => t.toLowerCase() === mt)
+        || types.find((t) => t === '*/*' || (t.endsWith('/*') && mt
+            && mt.startsWith(t.toLowerCase().slice(0, -1))));
     if (!key) {
         out.push(`${name}: Content-Type ${mt || '(none)'} is not documented (${types.join(', ')})`);
         return out;
     }
-    if (!isJson(mt) || (head && a.body.length === 0)) return out;
+    if (key.includes('*') || !isJson(mt) || (head && a.body.length === 0)) return out;
     const b = json();
     if (!b) { out.push(`${name}: the body is not JSON: ${a.body.toString('utf8').slice(0, 120)}`); return out; }
     if (!content[key].schema) return out;
