@@ -73,6 +73,41 @@ ngx_http_cms_crypto_random(u_char *buf, size_t n)
 }
 
 
+/*
+ * Random bytes for identifiers that must be unique and unguessable but
+ * are not secrets (request ids): drawn from OpenSSL a few kilobytes at a
+ * time, since every RAND_bytes() call costs a getpid() (OpenSSL's fork
+ * check) and that was one system call in seven on the files route.  The
+ * pool belongs to the process that filled it: a fork draws anew.
+ */
+ngx_int_t
+ngx_http_cms_crypto_random_id(u_char *buf, size_t n)
+{
+    static u_char      pool[4096];
+    static size_t      left;
+    static ngx_pid_t   owner;
+
+    if (n > sizeof(pool)) {
+        return ngx_http_cms_crypto_random(buf, n);
+    }
+
+    if (left < n || owner != ngx_pid) {
+        if (ngx_http_cms_crypto_random(pool, sizeof(pool)) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        left = sizeof(pool);
+        owner = ngx_pid;
+    }
+
+    ngx_memcpy(buf, pool + sizeof(pool) - left, n);
+    ngx_explicit_memzero(pool + sizeof(pool) - left, n);
+    left -= n;
+
+    return NGX_OK;
+}
+
+
 size_t
 ngx_http_cms_crypto_tls_pending(void *ssl)
 {

@@ -86,6 +86,7 @@ ngx_int_t ngx_http_cms_crypto_mint_key(ngx_http_request_t *r,
 
 /* Fills "buf" with "n" bytes from a CSPRNG.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_crypto_random(u_char *buf, size_t n);
+ngx_int_t ngx_http_cms_crypto_random_id(u_char *buf, size_t n);
 
 /*
  * Bytes a TLS connection ("ssl", an OpenSSL SSL * as libpq's

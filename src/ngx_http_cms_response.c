@@ -440,7 +440,7 @@ ngx_http_cms_ctx_create(ngx_http_request_t *r)
         return NULL;
     }
 
-    if (ngx_http_cms_crypto_random(id, sizeof(id)) != NGX_OK) {
+    if (ngx_http_cms_crypto_random_id(id, sizeof(id)) != NGX_OK) {
         return NULL;
     }
 
