@@ -36,6 +36,8 @@ static void ngx_http_cms_store_sniff(ngx_http_cms_store_t *st, u_char *p,
     size_t n);
 static int ngx_http_cms_store_mkdirs(ngx_http_cms_store_t *st);
 static int ngx_http_cms_store_sync_dir(u_char *path);
+static ngx_int_t ngx_http_cms_store_gone(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
 static void ngx_http_cms_store_finish_work(void *data);
 static void ngx_http_cms_store_fail(ngx_http_cms_store_t *st,
     const char *what);
@@ -370,17 +372,13 @@ ngx_uint_t
 ngx_http_cms_store_verdict(ngx_http_cms_store_t *st)
 {
     u_char      *dot;
-    size_t       len;
-    ngx_uint_t   i;
     const char  *ext;
 
     if (st->size == 0) {
         return NGX_HTTP_CMS_STORE_EMPTY;
     }
 
-    len = ngx_strlen(st->type);
-
-    if (cms_mime_executable((char *) st->type, len)) {
+    if (cms_mime_executable((char *) st->type, ngx_strlen(st->type))) {
         return NGX_HTTP_CMS_STORE_EXECUTABLE;
     }
 
@@ -397,17 +395,7 @@ ngx_http_cms_store_verdict(ngx_http_cms_store_t *st)
         return NGX_HTTP_CMS_STORE_MATCH;
     }
 
-    for (i = 0; ngx_http_cms_store_aliases[i][0]; i++) {
-        if (ngx_strcmp(st->type, ngx_http_cms_store_aliases[i][0]) == 0) {
-            ext = ngx_http_cms_store_aliases[i][1];
-            ext = cms_mime_ext(ext, ngx_strlen(ext));
-            goto compare;
-        }
-    }
-
-    ext = cms_mime_ext((char *) st->type, len);
-
-compare:
+    ext = ngx_http_cms_store_type_ext(st);
 
     if (ngx_strlen(ext) != (size_t) (st->key.data + st->key.len - dot)
         || ngx_strncmp(ext, dot, ngx_strlen(ext)) != 0)
@@ -416,6 +404,103 @@ compare:
     }
 
     return NGX_HTTP_CMS_STORE_MATCH;
+}
+
+
+const char *
+ngx_http_cms_store_type_ext(ngx_http_cms_store_t *st)
+{
+    ngx_uint_t   i;
+    const char  *type;
+
+    type = (const char *) st->type;
+
+    for (i = 0; ngx_http_cms_store_aliases[i][0]; i++) {
+        if (ngx_strcmp(type, ngx_http_cms_store_aliases[i][0]) == 0) {
+            type = ngx_http_cms_store_aliases[i][1];
+            break;
+        }
+    }
+
+    return cms_mime_ext(type, ngx_strlen(type));
+}
+
+
+ngx_int_t
+ngx_http_cms_store_extend(ngx_http_request_t *r, ngx_http_cms_store_t *st,
+    const char *ext)
+{
+    u_char  *p;
+    size_t   len, path_len;
+
+    len = ngx_strlen(ext);
+    path_len = ngx_strlen(st->path);
+
+    p = ngx_pnalloc(r->pool, st->key.len + 1 + len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(p, st->key.data, st->key.len);
+    p[st->key.len] = '.';
+    ngx_memcpy(p + st->key.len + 1, ext, len);
+    st->key.data = p;
+    st->key.len += 1 + len;
+
+    p = ngx_pnalloc(r->pool, path_len + 1 + len + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(p, "%s.%s%Z", st->path, ext);
+    st->path = p;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_store_refuse(ngx_http_request_t *r, ngx_http_cms_store_t *st,
+    ngx_uint_t op, ngx_int_t rc)
+{
+    st->rc = rc;
+    st->then = NULL;
+
+    return ngx_http_cms_store_finish(r, st, op, ngx_http_cms_store_gone);
+}
+
+
+ngx_int_t
+ngx_http_cms_store_remove(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_http_cms_thread_done_pt done)
+{
+    ngx_http_cms_store_t  *st;
+
+    st = ngx_http_cms_store_create(r, key);
+    if (st == NULL) {
+        return NGX_ERROR;
+    }
+
+    st->then = done;
+
+    return ngx_http_cms_store_finish(r, st, NGX_HTTP_CMS_STORE_REMOVE,
+                                     ngx_http_cms_store_gone);
+}
+
+
+/* a refusal's or a removal's file gone (or left behind, logged): the
+   refusal answered, or the removal's caller goes on */
+static ngx_int_t
+ngx_http_cms_store_gone(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_store_t *st = data;
+
+    if (st->status != NGX_HTTP_CMS_STORE_OK) {
+        (void) ngx_http_cms_store_failed(r, st);
+    }
+
+    return st->then ? st->then(r, ctx, st) : st->rc;
 }
 
 

@@ -57,6 +57,9 @@ typedef struct {
     ngx_uint_t                  status;     /* ngx_http_cms_store_status_e */
     int                         err;        /* errno of a failure */
     const char                 *what;       /* the call that failed */
+    ngx_int_t                   rc;         /* ngx_http_cms_store_refuse()'s
+                                               answer */
+    ngx_http_cms_thread_done_pt then;       /* after _store_remove() */
 
     /* private */
     u_char                     *path;       /* "<root>/<key>" */
@@ -92,6 +95,18 @@ ngx_int_t ngx_http_cms_store_write(ngx_http_request_t *r,
 /* the written bytes' sniffed type against the key's extension */
 ngx_uint_t ngx_http_cms_store_verdict(ngx_http_cms_store_t *st);
 
+/* the storage table's extension of the written bytes' sniffed type
+   (libmagic's names mapped to the table's), "bin" when it has none */
+const char *ngx_http_cms_store_type_ext(ngx_http_cms_store_t *st);
+
+/*
+ * After the write, before the commit: the key (and its place) become
+ * "<key>.<ext>", for a key whose extension is the sniffed type's.
+ * NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_extend(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st, const char *ext);
+
 /* what ngx_http_cms_store_finish() does, after a write or instead */
 typedef enum {
     NGX_HTTP_CMS_STORE_COMMIT = 0,    /* the temporary file renamed into
@@ -104,6 +119,22 @@ typedef enum {
 /* In the thread pool: "op"; then done(r, ctx, st), st->status set */
 ngx_int_t ngx_http_cms_store_finish(ngx_http_request_t *r,
     ngx_http_cms_store_t *st, ngx_uint_t op,
+    ngx_http_cms_thread_done_pt done);
+
+/*
+ * A refusal "rc" (its error recorded) answered once the temporary file
+ * (op NGX_HTTP_CMS_STORE_DISCARD) or the object (_REMOVE) is gone; a
+ * failure to remove is logged.  Returns NGX_DONE or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_refuse(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st, ngx_uint_t op, ngx_int_t rc);
+
+/*
+ * In the thread pool: the object at "key" removed, once no row names it
+ * (none there is no failure; a failure is logged, and the object stays
+ * behind); then done(r, ctx, st).  Returns NGX_DONE or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_remove(ngx_http_request_t *r, ngx_str_t *key,
     ngx_http_cms_thread_done_pt done);
 
 /* a failed step logged; NGX_ERROR (the caller answers 500) */
