@@ -22,6 +22,17 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_thread.h"
 
+/* Linux 5.6+: a path resolved beneath a folder, without links, at once */
+#if (NGX_LINUX) && defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+#if defined(SYS_openat2)
+#define NGX_HTTP_CMS_STORE_OPENAT2  1
+#endif
+#endif
+#endif
+
 
 #define NGX_HTTP_CMS_STORE_SNIFF     65536   /* bytes libmagic looks at */
 #define NGX_HTTP_CMS_STORE_TYPE_MAX  127
@@ -62,6 +73,7 @@ typedef struct {
     ngx_http_cms_thread_done_pt then;       /* after _store_remove() */
 
     /* private */
+    ngx_fd_t                    root;       /* the root's descriptor */
     u_char                     *path;       /* "<root>/<key>" */
     u_char                     *tmp;        /* its temporary name */
     u_char                     *buf;
@@ -71,6 +83,23 @@ typedef struct {
     unsigned                    written:1;  /* tmp exists */
 } ngx_http_cms_store_t;
 
+
+/*
+ * The worker's descriptor (O_PATH) of the storage root "root"
+ * (cms_storage), opened at its first use in a cycle, on the event loop:
+ * NGX_INVALID_FILE with errno when it cannot be opened.  Every object is
+ * reached beneath it (GET /v1/files too).
+ */
+ngx_fd_t ngx_http_cms_store_root(ngx_str_t *root);
+
+/*
+ * "rel" opened beneath the folder descriptor "root" with "flags", no
+ * component a symbolic link, none ".." (openat2() with RESOLVE_BENEATH
+ * and RESOLVE_NO_SYMLINKS; a component at a time with O_NOFOLLOW where
+ * the kernel lacks openat2()).  A plain system call: safe in a pool
+ * thread.  The descriptor, or -1 with errno (ELOOP, EXDEV: refused).
+ */
+int ngx_http_cms_store_beneath(int root, const char *rel, int flags);
 
 /* libmagic's database, loaded once per worker; NGX_OK or NGX_ERROR */
 ngx_int_t ngx_http_cms_store_init_process(ngx_cycle_t *cycle);

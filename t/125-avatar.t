@@ -13,7 +13,8 @@
 # taken); replacing removes the previous file; DELETE clears it and removes the file (204,
 # again 204); another user's avatar untouched throughout; no, a bad, and an API-key
 # credential refused; the SQL statement sets nothing for an inactive user; a chunked
-# JSON body over cms_body_max_size is 413 payload_too_large.
+# JSON body over cms_body_max_size is 413 payload_too_large; links planted in the storage
+# folder are never followed when storing or removing.
 use strict;
 use warnings;
 use Cms::Test;
@@ -191,5 +192,47 @@ Cms::Test::psql("UPDATE users SET active = false WHERE id = '$oid'");
 is one("SELECT count(*) FROM cms_user_avatar_set('$oid', NULL)"), 0, 'an inactive user: no row';
 is one("SELECT avatar_key FROM users WHERE id = '$oid'"), substr($other_url, length '/v1/files/'),
     'an inactive user: the avatar as it was';
+
+# --- links planted in the storage folder are never followed ---------------------------------
+# The store reaches every folder beneath its descriptor of the root, no component a link
+# (ngx_http_cms_store_beneath(), the one GET /v1/files uses): a link planted as a user's
+# folder is refused when storing and when removing, never written or removed through.
+{
+    my $outside = Cms::Test::prefix() . '/outside';
+    mkdir $outside, 0777 or die "$outside: $!";
+    chmod 0777, $outside;    # the workers could write there, were the link followed
+    my $l = signup();
+    my ($lt, $lid) = ($l->{token}, $l->{user}{id});
+    Cms::Test::allow_error_log(qr/storing "users\/\Q$lid\E\//);
+    symlink $outside, "$STORE/users/$lid" or die "symlink: $!";
+
+    my $r = put_avatar($lt, $B{png}, 'image/png');
+    is $r->{status}, 500, 'the user\'s folder a planted link: the upload fails' or diag diag_resp($r);
+    ok !defined me($lt)->{avatar_url}, 'a planted link: nothing set';
+    is_deeply [grep { !m{/\.\.?$} } glob("$outside/* $outside/.*")], [], 'nothing written through the link';
+
+    # a row naming a file beyond the link: DELETE clears the row, removes nothing beyond
+    my $name = 'a' x 32;
+    open my $fh, '>', "$outside/$name.png" or die $!;
+    print $fh $B{png};
+    close $fh;
+    Cms::Test::psql("UPDATE users SET avatar_key = 'users/$lid/$name.png' WHERE id = '$lid'");
+    is del_avatar($lt)->{status}, 204, 'DELETE with the key beyond a link: 204 (the row is cleared)';
+    ok !defined me($lt)->{avatar_url}, '... avatar_url null';
+    ok -e "$outside/$name.png", '... and the file beyond the link is still there';
+
+    # a link as the stored file itself: replacing the avatar removes the link, not its target
+    unlink "$STORE/users/$lid" or die $!;
+    $r = put_avatar($lt, $B{png}, 'image/png');
+    is $r->{status}, 200, 'a real folder again: 200' or diag diag_resp($r);
+    my $file = path_of($r->{json}{user}{avatar_url} // '');
+    unlink $file or die "$file: $!";
+    symlink "$outside/$name.png", $file or die "symlink: $!";
+    is Cms::Test::http(GET => $r->{json}{user}{avatar_url})->{status}, 404,
+        'GET /v1/files does not follow the planted link (404)';
+    is put_avatar($lt, $B{gif}, 'image/gif')->{status}, 200, 'replacing an avatar that is a planted link: 200';
+    ok !-l $file && !-e $file, 'the link is gone';
+    ok -e "$outside/$name.png", 'its target is not';
+}
 
 done_testing();
