@@ -17,6 +17,8 @@
 #include "cms_json_scan.h"
 
 
+static ngx_int_t ngx_http_cms_body_count(ngx_http_request_t *r,
+    ngx_chain_t *in);
 static ngx_int_t ngx_http_cms_body_collect(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, size_t max);
 static u_char *ngx_http_cms_body_copy(ngx_http_request_t *r, u_char *p);
@@ -24,27 +26,87 @@ static ngx_int_t ngx_http_cms_body_is_json(ngx_http_request_t *r);
 static const char *ngx_http_cms_body_reason(json_error_t *err);
 
 
-ngx_int_t
-ngx_http_cms_body_precheck(ngx_http_request_t *r, ngx_uint_t kind)
+static ngx_http_request_body_filter_pt  ngx_http_cms_next_request_body_filter;
+
+
+off_t
+ngx_http_cms_body_cap(ngx_http_request_t *r, ngx_uint_t kind,
+    ngx_uint_t *code)
 {
     ngx_http_cms_loc_conf_t  *lcf;
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
 
-    if (kind == NGX_HTTP_CMS_BODY_FILE) {
-        if (r->headers_in.content_length_n > (off_t) lcf->upload_max_size) {
-            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_UPLOAD_TOO_LARGE,
-                                     NULL);
-        }
+    switch (kind) {
 
-        return NGX_OK;
+    case NGX_HTTP_CMS_BODY_FILE:
+        *code = NGX_HTTP_CMS_ERR_UPLOAD_TOO_LARGE;
+        return (off_t) lcf->upload_max_size;
+
+    case NGX_HTTP_CMS_BODY_AVATAR:
+        *code = NGX_HTTP_CMS_ERR_AVATAR_TOO_LARGE;
+        return (off_t) lcf->avatar_max_size;
+
+    default: /* NGX_HTTP_CMS_BODY_JSON */
+        *code = NGX_HTTP_CMS_ERR_PAYLOAD_TOO_LARGE;
+        return (off_t) lcf->body_max_size;
     }
+}
 
-    if (r->headers_in.content_length_n > (off_t) lcf->body_max_size) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_PAYLOAD_TOO_LARGE, NULL);
+
+ngx_int_t
+ngx_http_cms_body_precheck(ngx_http_request_t *r, ngx_uint_t kind)
+{
+    ngx_uint_t  code;
+
+    if (r->headers_in.content_length_n > ngx_http_cms_body_cap(r, kind, &code))
+    {
+        return ngx_http_cms_fail(r, code, NULL);
     }
 
     return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_body_init(ngx_conf_t *cf)
+{
+    ngx_http_cms_next_request_body_filter = ngx_http_top_request_body_filter;
+    ngx_http_top_request_body_filter = ngx_http_cms_body_count;
+
+    return NGX_OK;
+}
+
+
+/* the bytes of a body read for the pipeline, counted against its cap */
+static ngx_int_t
+ngx_http_cms_body_count(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    ngx_uint_t           code;
+    ngx_chain_t         *cl;
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ctx == NULL || ctx->route == NULL || r != r->main) {
+        return ngx_http_cms_next_request_body_filter(r, in);
+    }
+
+    for (cl = in; cl; cl = cl->next) {
+        ctx->body_size += ngx_buf_size(cl->buf);
+    }
+
+    if (ctx->body_size > ngx_http_cms_body_cap(r, ctx->body_file, &code)) {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "cms: the body is over its cap after %O bytes",
+                      ctx->body_size);
+
+        (void) ngx_http_cms_fail(r, code, NULL);
+
+        return NGX_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+
+    return ngx_http_cms_next_request_body_filter(r, in);
 }
 
 

@@ -15,14 +15,27 @@
 
 
 /*
- * Checks a declared Content-Length before any byte is read: a JSON body
- * (kind NGX_HTTP_CMS_BODY_JSON) against cms_body_max_size (413
- * payload_too_large), a raw upload's (NGX_HTTP_CMS_BODY_FILE) against
- * cms_upload_max_size (413 upload_too_large).  Returns NGX_OK, or 413
- * with the error recorded.
+ * The largest body of a kind (_resources.h) and the error past it: a
+ * JSON body's cms_body_max_size (413 payload_too_large), a raw upload's
+ * cms_upload_max_size (413 upload_too_large), an avatar's
+ * cms_avatar_max_size (413 avatar_too_large).
+ */
+off_t ngx_http_cms_body_cap(ngx_http_request_t *r, ngx_uint_t kind,
+    ngx_uint_t *code);
+
+/*
+ * Checks a declared Content-Length before any byte is read against the
+ * route's cap (ctx->body_file's kind).  Returns NGX_OK, or 413 with the
+ * error recorded.  The bytes of a body sent without a length are
+ * counted as they come by the request body filter ngx_http_cms_body_init()
+ * installs: past the cap, the error is recorded and the read ends with
+ * 413.  (A "cms" location has no client_max_body_size of nginx's: these
+ * are the limits.)
  */
 ngx_int_t ngx_http_cms_body_precheck(ngx_http_request_t *r,
     ngx_uint_t kind);
+
+ngx_int_t ngx_http_cms_body_init(ngx_conf_t *cf);
 
 /*
  * Called once the body is read: checks the content type, size and

@@ -170,6 +170,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "The workspace's plan storage quota would be exceeded"),
     ngx_http_cms_err(413, "upload_too_large", "invalid_request",
                      "The file is over the plan's per-file upload cap"),
+    ngx_http_cms_err(413, "avatar_too_large", "invalid_request",
+                     "The image is over the avatar size cap"),
     ngx_http_cms_err(409, "site_limit_reached", "conflict",
                      "The workspace's plan allows no more sites"),
     ngx_http_cms_err(409, "workspace_site_limit", "conflict",

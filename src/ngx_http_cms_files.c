@@ -6,10 +6,11 @@
  * and no database: the key's extension alone gives the type and whether
  * it is shown inline (cms_mime.h).  A key is checked against an
  * allow-list (cms_filekey.h) before anything touches the disk, and no
- * component of the path below the root may be a symbolic link: one
- * openat2() beneath the worker's descriptor of the root (Linux 5.6+), or,
- * with an open_file_cache or an older kernel, nginx's own open with
- * "disable_symlinks on" from the root.  Whatever is refused is a plain
+ * component of the path below the root may be a symbolic link: one open
+ * beneath the worker's descriptor of the root, the store's own
+ * (ngx_http_cms_store_beneath(): openat2() on Linux 5.6+, else a
+ * component at a time), or, with an open_file_cache, nginx's own open
+ * with "disable_symlinks on" from the root.  Whatever is refused is a plain
  * 404, like a missing file.
  */
 
@@ -21,6 +22,7 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
+#include "ngx_http_cms_store.h"
 #include "cms_filekey.h"
 #include "cms_mime.h"
 
@@ -29,30 +31,16 @@
 #error "GET /v1/files needs openat(): it opens the path without links"
 #endif
 
-/* Linux 5.6+: a path resolved beneath a folder, without links, at once */
-#if (NGX_LINUX) && defined(__has_include)
-#if __has_include(<linux/openat2.h>)
-#include <sys/syscall.h>
-#include <linux/openat2.h>
-#if defined(SYS_openat2)
-#define NGX_HTTP_CMS_FILES_OPENAT2  1
-#endif
-#endif
-#endif
 
 
 static ngx_int_t ngx_http_cms_files_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_files_open(ngx_http_request_t *r,
     ngx_str_t *key, ngx_open_file_info_t *of, ngx_str_t *path);
-#if (NGX_HTTP_CMS_FILES_OPENAT2)
-static ngx_int_t ngx_http_cms_files_openat2(ngx_http_request_t *r,
+static ngx_int_t ngx_http_cms_files_beneath(ngx_http_request_t *r,
     size_t root, ngx_open_file_info_t *of, ngx_str_t *path);
 static ngx_int_t ngx_http_cms_files_stat(ngx_http_request_t *r,
     ngx_fd_t fd, ngx_open_file_info_t *of, ngx_str_t *path);
-static ngx_int_t ngx_http_cms_files_root_open(size_t root,
-    ngx_open_file_info_t *of, ngx_str_t *path);
-#endif
 static ngx_int_t ngx_http_cms_files_failed(ngx_http_request_t *r,
     ngx_open_file_info_t *of, ngx_str_t *path);
 static ngx_int_t ngx_http_cms_files_headers(ngx_http_request_t *r,
@@ -75,14 +63,6 @@ ngx_http_cms_route_t  ngx_http_cms_files_routes[] = {
 /* nginx's threshold for read-ahead (ngx_open_file_cache.c) */
 #define NGX_HTTP_CMS_FILES_READ_AHEAD  (128 * 1024)
 
-
-#if (NGX_HTTP_CMS_FILES_OPENAT2)
-/* the worker's descriptor of the storage root (O_PATH), opened at first
-   use in a cycle; whether the kernel lacks openat2() */
-static ngx_fd_t       ngx_http_cms_files_root = NGX_INVALID_FILE;
-static ngx_cycle_t   *ngx_http_cms_files_cycle;
-static ngx_uint_t     ngx_http_cms_files_no_openat2;
-#endif
 
 static ngx_str_t  ngx_http_cms_files_nosniff_name =
     ngx_string("X-Content-Type-Options");
@@ -144,13 +124,12 @@ ngx_http_cms_files_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
 
 /*
- * Opens <root>/<key>.  With an open_file_cache in the location (or a
- * kernel without openat2()), as the static module does, every component
- * below the root with O_NOFOLLOW (nginx's "disable_symlinks on
- * from=<root>"); else with one openat2() under the worker's descriptor of
- * the root.  Either way no symbolic link below the root, to a file or a
- * folder, is followed.  A folder, a missing file or a refused link is a
- * 404.
+ * Opens <root>/<key>.  With an open_file_cache in the location, as the
+ * static module does, every component below the root with O_NOFOLLOW
+ * (nginx's "disable_symlinks on from=<root>"); else beneath the worker's
+ * descriptor of the root (ngx_http_cms_files_beneath()).  Either way no
+ * symbolic link below the root, to a file or a folder, is followed.  A
+ * folder, a missing file or a refused link is a 404.
  */
 /* long: the path, then the static module's open */
 static ngx_int_t
@@ -158,7 +137,6 @@ ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
     ngx_open_file_info_t *of, ngx_str_t *path)
 {
     u_char                    *p;
-    ngx_int_t                  rc;
     ngx_str_t                  root;
     ngx_http_core_loc_conf_t  *clcf;
     ngx_http_cms_main_conf_t  *mcf;
@@ -196,15 +174,9 @@ ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
     of->errors = clcf->open_file_cache_errors;
     of->events = clcf->open_file_cache_events;
 
-#if (NGX_HTTP_CMS_FILES_OPENAT2)
-    if (clcf->open_file_cache == NULL && !ngx_http_cms_files_no_openat2) {
-        rc = ngx_http_cms_files_openat2(r, root.len, of, path);
-
-        if (rc != NGX_DECLINED) {
-            return rc;
-        }
+    if (clcf->open_file_cache == NULL) {
+        return ngx_http_cms_files_beneath(r, root.len, of, path);
     }
-#endif
 
     of->disable_symlinks = NGX_DISABLE_SYMLINKS_ON;
     of->disable_symlinks_from = root.len;
@@ -224,28 +196,32 @@ ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
 }
 
 
-#if (NGX_HTTP_CMS_FILES_OPENAT2)
-
 /*
- * One openat2() under the worker's descriptor of the root (path[0 ..
- * root) names the root, path[root] is the '/' before the key): the
- * kernel resolves the key beneath the root (RESOLVE_BENEATH) and refuses
- * a symbolic link in any component (RESOLVE_NO_SYMLINKS), what
- * disable_symlinks does with a system call a component; the descriptor
- * is closed with the request's pool.  NGX_DECLINED when the kernel has no
- * openat2().
+ * One open beneath the worker's descriptor of the root (path[0 .. root)
+ * names the root, path[root] is the '/' before the key), no component a
+ * symbolic link (ngx_http_cms_store_beneath()), what disable_symlinks
+ * does with a system call a component; the descriptor is closed with the
+ * request's pool.
  */
-/* long: the open and its failures */
 static ngx_int_t
-ngx_http_cms_files_openat2(ngx_http_request_t *r, size_t root,
+ngx_http_cms_files_beneath(ngx_http_request_t *r, size_t root,
     ngx_open_file_info_t *of, ngx_str_t *path)
 {
-    ngx_fd_t                  fd;
-    struct open_how           how;
+    ngx_fd_t                  fd, dir;
+    ngx_str_t                 name;
     ngx_pool_cleanup_t       *cln;
     ngx_pool_cleanup_file_t  *clnf;
 
-    if (ngx_http_cms_files_root_open(root, of, path) != NGX_OK) {
+    name.data = path->data;
+    name.len = root;
+
+    path->data[root] = '\0';
+    dir = ngx_http_cms_store_root(&name);
+    path->data[root] = '/';
+
+    if (dir == NGX_INVALID_FILE) {
+        of->err = ngx_errno;
+        of->failed = "open()";
         return ngx_http_cms_files_failed(r, of, path);
     }
 
@@ -254,25 +230,16 @@ ngx_http_cms_files_openat2(ngx_http_request_t *r, size_t root,
         return NGX_ERROR;
     }
 
-    ngx_memzero(&how, sizeof(struct open_how));
-    how.flags = O_RDONLY|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS;
-
-    fd = syscall(SYS_openat2, ngx_http_cms_files_root,
-                 path->data + root + 1, &how, sizeof(struct open_how));
+    fd = ngx_http_cms_store_beneath(dir, (char *) path->data + root + 1,
+                                    O_RDONLY | O_NONBLOCK);
 
     if (fd == NGX_INVALID_FILE) {
         of->err = ngx_errno;
-
-        if (of->err == NGX_ENOSYS) {
-            ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
-                          "cms: no openat2() here: files are opened a "
-                          "component at a time");
-            ngx_http_cms_files_no_openat2 = 1;
-            return NGX_DECLINED;
-        }
-
+#if (NGX_HTTP_CMS_STORE_OPENAT2)
         of->failed = "openat2()";
+#else
+        of->failed = "openat()";
+#endif
         return ngx_http_cms_files_failed(r, of, path);
     }
 
@@ -324,49 +291,6 @@ ngx_http_cms_files_stat(ngx_http_request_t *r, ngx_fd_t fd,
 
     return NGX_OK;
 }
-
-
-/*
- * The worker's descriptor of the storage root, opened at its first use
- * in a cycle (the root itself may be a link, as "from=" allows): NGX_OK,
- * or NGX_ERROR with of->err set.
- */
-static ngx_int_t
-ngx_http_cms_files_root_open(size_t root, ngx_open_file_info_t *of,
-    ngx_str_t *path)
-{
-    ngx_fd_t  fd;
-
-    if (ngx_http_cms_files_cycle != ngx_cycle) {
-        /* a new configuration (a single process reloaded): its root */
-        if (ngx_http_cms_files_root != NGX_INVALID_FILE) {
-            (void) ngx_close_file(ngx_http_cms_files_root);
-            ngx_http_cms_files_root = NGX_INVALID_FILE;
-        }
-
-        ngx_http_cms_files_cycle = (ngx_cycle_t *) ngx_cycle;
-    }
-
-    if (ngx_http_cms_files_root != NGX_INVALID_FILE) {
-        return NGX_OK;
-    }
-
-    path->data[root] = '\0';
-    fd = open((char *) path->data, O_PATH|O_DIRECTORY|O_CLOEXEC);
-    path->data[root] = '/';
-
-    if (fd == NGX_INVALID_FILE) {
-        of->err = ngx_errno;
-        of->failed = "open()";
-        return NGX_ERROR;
-    }
-
-    ngx_http_cms_files_root = fd;
-
-    return NGX_OK;
-}
-
-#endif
 
 
 /* a failed open: missing, a link refused or an escape is a 404 */

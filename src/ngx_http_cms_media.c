@@ -381,9 +381,8 @@ static ngx_int_t
 ngx_http_cms_media_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
-    ngx_int_t              rc;
-    ngx_str_t              key, empty = ngx_null_string;
-    ngx_http_cms_store_t  *st;
+    ngx_int_t  rc;
+    ngx_str_t  key, empty = ngx_null_string;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -401,13 +400,7 @@ ngx_http_cms_media_deleted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     key.data = (u_char *) PQgetvalue(res, 0, 1);
     key.len = PQgetlength(res, 0, 1);
 
-    st = ngx_http_cms_store_create(r, &key);
-    if (st == NULL) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_store_finish(r, st, NGX_HTTP_CMS_STORE_REMOVE,
-                                     ngx_http_cms_media_removed);
+    return ngx_http_cms_store_remove(r, &key, ngx_http_cms_media_removed);
 }
 
 
@@ -415,13 +408,7 @@ static ngx_int_t
 ngx_http_cms_media_removed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     void *data)
 {
-    ngx_str_t              empty = ngx_null_string;
-    ngx_http_cms_store_t  *st = data;
-
-    if (st->status != NGX_HTTP_CMS_STORE_OK) {
-        /* the row is gone: the object stays behind, logged */
-        (void) ngx_http_cms_store_failed(r, st);
-    }
+    ngx_str_t  empty = ngx_null_string;
 
     return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
 }

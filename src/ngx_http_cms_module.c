@@ -351,6 +351,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_loc_conf_t, upload_max_size),
       NULL },
 
+    { ngx_string("cms_avatar_max_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_cms_loc_conf_t, avatar_max_size),
+      NULL },
+
     { ngx_string("cms_json_max_depth"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_num_slot,
@@ -437,9 +444,7 @@ ngx_http_cms_handler(ngx_http_request_t *r)
 
     /* a body declared over the route's limit: refused before anything */
     if (rc == NGX_OK) {
-        rc = ngx_http_cms_body_precheck(r, ctx->body_file
-                                           ? NGX_HTTP_CMS_BODY_FILE
-                                           : NGX_HTTP_CMS_BODY_JSON);
+        rc = ngx_http_cms_body_precheck(r, ctx->body_file);
 
         if (rc != NGX_OK) {
             if (ngx_http_discard_request_body(r) != NGX_OK) {
@@ -540,6 +545,7 @@ ngx_http_cms_postconfiguration(ngx_conf_t *cf)
     mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
 
     if (ngx_http_cms_response_init(cf) != NGX_OK
+        || ngx_http_cms_body_init(cf) != NGX_OK
         || ngx_http_cms_resolve_init(cf) != NGX_OK)
     {
         return NGX_ERROR;
@@ -727,6 +733,7 @@ ngx_http_cms_create_loc_conf(ngx_conf_t *cf)
     lcf->error_pages = NGX_CONF_UNSET;
     lcf->body_max_size = NGX_CONF_UNSET_SIZE;
     lcf->upload_max_size = NGX_CONF_UNSET_SIZE;
+    lcf->avatar_max_size = NGX_CONF_UNSET_SIZE;
     lcf->json_max_depth = NGX_CONF_UNSET_UINT;
 
     return lcf;
@@ -739,7 +746,6 @@ ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_http_cms_loc_conf_t *prev = parent;
     ngx_http_cms_loc_conf_t *conf = child;
 
-    size_t                     max;
     ngx_http_core_loc_conf_t  *clcf;
 
     /* only where "cms" is written: nested locations do not inherit it */
@@ -751,21 +757,22 @@ ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                               1024 * 1024);
     ngx_conf_merge_size_value(conf->upload_max_size, prev->upload_max_size,
                               50 * 1024 * 1024);
+    ngx_conf_merge_size_value(conf->avatar_max_size, prev->avatar_max_size,
+                              2 * 1024 * 1024);
     ngx_conf_merge_uint_value(conf->json_max_depth, prev->json_max_depth, 32);
 
     /*
-     * nginx refuses a body over client_max_body_size before any handler
-     * runs: let ours be the limits that count, the larger of the JSON
-     * bodies' and the raw uploads'.  (The core module's merge has run for
-     * this location already.)
+     * nginx refuses a body over client_max_body_size with a 413 that
+     * cannot tell which limit it was: ours are the limits that count,
+     * each route's own (a declared length checked before the body is
+     * read, the bytes as they come by the request body filter:
+     * ngx_http_cms_body.c), each with its own error code.  (The core
+     * module's merge has run for this location already.)
      */
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
-    max = ngx_max(conf->body_max_size, conf->upload_max_size);
 
-    if (conf->enable == 1 && clcf->client_max_body_size != 0
-        && clcf->client_max_body_size < (off_t) max)
-    {
-        clcf->client_max_body_size = max;
+    if (conf->enable == 1) {
+        clcf->client_max_body_size = 0;
     }
 
     return NGX_CONF_OK;

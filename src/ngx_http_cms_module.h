@@ -135,6 +135,7 @@ typedef struct {
     ngx_flag_t                  error_pages;  /* cms_error_pages */
     size_t                      body_max_size;
     size_t                      upload_max_size;  /* a raw upload's */
+    size_t                      avatar_max_size;  /* an avatar's */
     ngx_uint_t                  json_max_depth;
 } ngx_http_cms_loc_conf_t;
 
@@ -181,6 +182,7 @@ struct ngx_http_cms_ctx_s {
     ngx_uint_t                  nparams;
 
     ngx_str_t                   raw_body;
+    off_t                       body_size;     /* the bytes read so far */
     json_t                     *body;          /* owned by r->pool cleanup */
 
     ngx_http_cms_err_t          err;
@@ -232,8 +234,9 @@ struct ngx_http_cms_ctx_s {
                                                   route's record */
     unsigned                    reading:1;     /* within the read step */
     unsigned                    body_in:1;
-    unsigned                    body_file:1;   /* the route's body is a
-                                                  file (_resources.h) */
+    unsigned                    body_file:2;   /* the route's body is a
+                                                  file: its kind
+                                                  (_resources.h) */
 
     /* the answer carries a credential: Cache-Control: no-store; set where
        one is made (a key minted, a session or UI token signed) */

@@ -70,11 +70,12 @@ struct ngx_http_cms_route_s {
  * What a route's body is: JSON (parsed by the body step), or the raw
  * bytes of a file, for the rows of the file tables below: nginx writes
  * them to its temporary file as they come, never whole in memory, up to
- * cms_upload_max_size instead of cms_body_max_size, and the handler
- * reads r->request_body->temp_file.
+ * the kind's cap instead of cms_body_max_size (ngx_http_cms_body_cap()),
+ * and the handler reads r->request_body->temp_file.
  */
-#define NGX_HTTP_CMS_BODY_JSON  0
-#define NGX_HTTP_CMS_BODY_FILE  1
+#define NGX_HTTP_CMS_BODY_JSON    0
+#define NGX_HTTP_CMS_BODY_FILE    1    /* a media upload's bytes */
+#define NGX_HTTP_CMS_BODY_AVATAR  2    /* an avatar's bytes */
 
 
 #define ngx_http_cms_null_route                                              \
@@ -94,8 +95,9 @@ extern ngx_http_cms_route_t  ngx_http_cms_streams_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_media_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_uploads_routes[];
 
-/* routes whose body is a file (NGX_HTTP_CMS_BODY_FILE) */
+/* routes whose body is a file (NGX_HTTP_CMS_BODY_FILE, _AVATAR) */
 extern ngx_http_cms_route_t  ngx_http_cms_uploads_file_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_avatar_file_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_billing_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_control_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_extensions_routes[];
@@ -108,6 +110,7 @@ extern ngx_http_cms_route_t  ngx_http_cms_entries_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_members_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_plans_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_profile_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_avatar_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_recovery_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sites_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_sections_routes[];

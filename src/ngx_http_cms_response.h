@@ -66,8 +66,8 @@ ngx_int_t ngx_http_cms_send_json(ngx_http_request_t *r, ngx_uint_t status,
 
 /*
  * Installs the header and body filters that turn the errors nginx answers
- * by itself in a "cms" location (a body over client_max_body_size, a
- * timeout) into the API's JSON error shape with a request id.
+ * by itself in a "cms" location (a body over its cap found as it is read,
+ * a timeout) into the API's JSON error shape with a request id.
  */
 ngx_int_t ngx_http_cms_response_init(ngx_conf_t *cf);
 

@@ -140,6 +140,8 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_members_routes,
     ngx_http_cms_plans_routes,
     ngx_http_cms_profile_routes,
+    ngx_http_cms_avatar_routes,
+    ngx_http_cms_avatar_file_routes,
     ngx_http_cms_recovery_routes,
     ngx_http_cms_sites_routes,
     ngx_http_cms_sections_routes,
@@ -152,10 +154,14 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
 };
 
 
-/* the tables whose bodies are files (NGX_HTTP_CMS_BODY_FILE) */
-static ngx_http_cms_route_t  *ngx_http_cms_file_tables[] = {
-    ngx_http_cms_uploads_file_routes,
-    NULL
+/* the tables whose bodies are files, and of which kind */
+static struct {
+    ngx_http_cms_route_t       *table;
+    ngx_uint_t                  kind;
+} ngx_http_cms_file_tables[] = {
+    { ngx_http_cms_uploads_file_routes, NGX_HTTP_CMS_BODY_FILE },
+    { ngx_http_cms_avatar_file_routes, NGX_HTTP_CMS_BODY_AVATAR },
+    { NULL, NGX_HTTP_CMS_BODY_JSON }
 };
 
 
@@ -236,19 +242,19 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
-/* 1 when the table numbered t takes files as bodies */
+/* the kind of body the table numbered t takes (NGX_HTTP_CMS_BODY_*) */
 static ngx_uint_t
 ngx_http_cms_router_file(ngx_uint_t t)
 {
     ngx_uint_t  i;
 
-    for (i = 0; ngx_http_cms_file_tables[i] != NULL; i++) {
-        if (ngx_http_cms_tables[t] == ngx_http_cms_file_tables[i]) {
-            return 1;
+    for (i = 0; ngx_http_cms_file_tables[i].table != NULL; i++) {
+        if (ngx_http_cms_tables[t] == ngx_http_cms_file_tables[i].table) {
+            return ngx_http_cms_file_tables[i].kind;
         }
     }
 
-    return 0;
+    return NGX_HTTP_CMS_BODY_JSON;
 }
 
 

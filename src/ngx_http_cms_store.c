@@ -26,6 +26,10 @@
 
 #define NGX_HTTP_CMS_STORE_BUF  65536
 
+/* the longest path walked a component at a time (a key, a temporary
+   name: CMS_FILEKEY_MAX and a little) */
+#define NGX_HTTP_CMS_STORE_REL_MAX  1024
+
 
 static void ngx_http_cms_store_write_work(void *data);
 static int ngx_http_cms_store_fill(ngx_http_cms_store_t *st, int fd,
@@ -34,8 +38,13 @@ static int ngx_http_cms_store_put(ngx_http_cms_store_t *st, int fd,
     void *hash, u_char *p, size_t n);
 static void ngx_http_cms_store_sniff(ngx_http_cms_store_t *st, u_char *p,
     size_t n);
-static int ngx_http_cms_store_mkdirs(ngx_http_cms_store_t *st);
-static int ngx_http_cms_store_sync_dir(u_char *path);
+static int ngx_http_cms_store_folder(ngx_http_cms_store_t *st,
+    ngx_uint_t create);
+static int ngx_http_cms_store_mkdir(int root, u_char *rel);
+static int ngx_http_cms_store_walk(int root, const char *rel, int flags);
+static void ngx_http_cms_store_close(int fd);
+static ngx_int_t ngx_http_cms_store_gone(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
 static void ngx_http_cms_store_finish_work(void *data);
 static void ngx_http_cms_store_fail(ngx_http_cms_store_t *st,
     const char *what);
@@ -57,6 +66,11 @@ static const char *const  ngx_http_cms_store_aliases[][2] = {
 
 
 static magic_t          ngx_http_cms_store_magic;
+
+/* the worker's descriptor of the storage root (O_PATH), opened at its
+   first use in a cycle */
+static ngx_fd_t         ngx_http_cms_store_root_fd = NGX_INVALID_FILE;
+static ngx_cycle_t     *ngx_http_cms_store_root_cycle;
 static pthread_mutex_t  ngx_http_cms_store_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 
@@ -115,6 +129,14 @@ ngx_http_cms_store_create(ngx_http_request_t *r, ngx_str_t *key)
     if (st == NULL || cln == NULL
         || ngx_http_cms_crypto_random(rnd, sizeof(rnd)) != NGX_OK)
     {
+        return NULL;
+    }
+
+    st->root = ngx_http_cms_store_root(root);
+
+    if (st->root == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_CRIT, r->connection->log, ngx_errno,
+                      "cms: open(\"%V\") failed", root);
         return NULL;
     }
 
@@ -179,25 +201,34 @@ ngx_http_cms_store_write(ngx_http_request_t *r, ngx_http_cms_store_t *st,
 
 
 /* in a pool thread */
+/* long: the folder, the file, then the steps each with its failure */
 static void
 ngx_http_cms_store_write_work(void *data)
 {
     ngx_http_cms_store_t *st = data;
 
-    int    fd;
+    int    fd, dir;
     void  *hash;
 
-    if (ngx_http_cms_store_mkdirs(st) != 0) {
+    dir = ngx_http_cms_store_folder(st, 1);
+
+    if (dir == -1) {
+        st->written = 0;
         return;
     }
 
-    fd = open((char *) st->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-              0644);
+    fd = openat(dir, strrchr((char *) st->tmp, '/') + 1,
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
     if (fd == -1) {
-        ngx_http_cms_store_fail(st, "open()");
+        /* none made: not ours to remove */
+        st->written = 0;
+        ngx_http_cms_store_fail(st, "openat()");
+        ngx_http_cms_store_close(dir);
         return;
     }
+
+    ngx_http_cms_store_close(dir);
 
     hash = ngx_http_cms_crypto_sha256_begin();
 
@@ -338,31 +369,195 @@ ngx_http_cms_store_sniff(ngx_http_cms_store_t *st, u_char *p, size_t n)
 }
 
 
-/* the folders of the key below the root, 0755; 0 or -1 */
+/*
+ * In a pool thread: the descriptor (O_RDONLY) of the key's folder beneath
+ * the root, its folders made (0755) first when "create", each level
+ * opened with ngx_http_cms_store_beneath(): a link anywhere below the
+ * root is refused, never followed.  -1 with the failure kept.
+ */
 static int
-ngx_http_cms_store_mkdirs(ngx_http_cms_store_t *st)
+ngx_http_cms_store_folder(ngx_http_cms_store_t *st, ngx_uint_t create)
 {
-    u_char  *p, *start;
+    int      fd;
+    u_char  *rel, *p, *last;
 
-    start = st->path + ngx_strlen(st->path) - st->key.len;
+    rel = st->path + ngx_strlen(st->path) - st->key.len;
 
-    for (p = start; *p; p++) {
+    /* the key has a folder: its last slash */
+    last = (u_char *) strrchr((char *) rel, '/');
+
+    for (p = rel; create && p <= last; p++) {
         if (*p != '/') {
             continue;
         }
 
         *p = '\0';
+        fd = ngx_http_cms_store_mkdir(st->root, rel);
+        *p = '/';
 
-        if (mkdir((char *) st->path, 0755) == -1 && errno != EEXIST) {
-            *p = '/';
-            ngx_http_cms_store_fail(st, "mkdir()");
+        if (fd == -1) {
+            ngx_http_cms_store_fail(st, "mkdirat()");
             return -1;
         }
-
-        *p = '/';
     }
 
-    return 0;
+    *last = '\0';
+    fd = ngx_http_cms_store_beneath(st->root, (char *) rel,
+                                    O_RDONLY | O_DIRECTORY);
+    *last = '/';
+
+    if (fd == -1) {
+        ngx_http_cms_store_fail(st, "opening the folder beneath the root");
+    }
+
+    return fd;
+}
+
+
+/* the folder "rel" made beneath the root, in its parent opened beneath
+   it; 0 (made, or there) or -1 */
+static int
+ngx_http_cms_store_mkdir(int root, u_char *rel)
+{
+    int      dir, rc, err;
+    u_char  *slash;
+
+    slash = (u_char *) strrchr((char *) rel, '/');
+
+    if (slash == NULL) {
+        dir = root;
+
+    } else {
+        *slash = '\0';
+        dir = ngx_http_cms_store_beneath(root, (char *) rel,
+                                         O_RDONLY | O_DIRECTORY);
+        *slash = '/';
+
+        if (dir == -1) {
+            return -1;
+        }
+    }
+
+    rc = mkdirat(dir, (char *) (slash ? slash + 1 : rel), 0755);
+    rc = (rc == -1 && errno != EEXIST) ? -1 : 0;
+
+    if (dir != root) {
+        err = errno;
+        ngx_http_cms_store_close(dir);
+        errno = err;
+    }
+
+    return rc;
+}
+
+
+ngx_fd_t
+ngx_http_cms_store_root(ngx_str_t *root)
+{
+    if (ngx_http_cms_store_root_cycle != ngx_cycle) {
+        /* a new configuration (a single process reloaded): its root */
+        if (ngx_http_cms_store_root_fd != NGX_INVALID_FILE) {
+            (void) ngx_close_file(ngx_http_cms_store_root_fd);
+            ngx_http_cms_store_root_fd = NGX_INVALID_FILE;
+        }
+
+        ngx_http_cms_store_root_cycle = (ngx_cycle_t *) ngx_cycle;
+    }
+
+    if (ngx_http_cms_store_root_fd == NGX_INVALID_FILE) {
+        /* cms_storage is a full name, NUL-terminated */
+        ngx_http_cms_store_root_fd = open((char *) root->data,
+                                          O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+
+    return ngx_http_cms_store_root_fd;
+}
+
+
+int
+ngx_http_cms_store_beneath(int root, const char *rel, int flags)
+{
+#if (NGX_HTTP_CMS_STORE_OPENAT2)
+    int              fd;
+    struct open_how  how;
+
+    ngx_memzero(&how, sizeof(struct open_how));
+    how.flags = flags | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                  | RESOLVE_NO_MAGICLINKS;
+
+    fd = syscall(SYS_openat2, root, rel, &how, sizeof(struct open_how));
+
+    if (fd != -1 || errno != ENOSYS) {
+        return fd;
+    }
+#endif
+
+    return ngx_http_cms_store_walk(root, rel, flags);
+}
+
+
+/* without openat2(): a component at a time, none a link or ".." */
+static int
+ngx_http_cms_store_walk(int root, const char *rel, int flags)
+{
+    int     dir, fd, err;
+    char    buf[NGX_HTTP_CMS_STORE_REL_MAX], *p, *slash;
+    size_t  len;
+
+    len = ngx_strlen(rel);
+
+    if (len >= sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+
+    ngx_memcpy(buf, rel, len + 1);
+
+    dir = root;
+    p = buf;
+
+    for ( ;; ) {
+        slash = strchr(p, '/');
+
+        if (slash != NULL) {
+            *slash = '\0';
+        }
+
+        if (ngx_strcmp(p, "..") == 0) {
+            fd = -1;
+            errno = EXDEV;
+
+        } else {
+            fd = openat(dir, p, (slash ? O_PATH | O_DIRECTORY : flags)
+                                | O_NOFOLLOW | O_CLOEXEC);
+        }
+
+        if (dir != root) {
+            err = errno;
+            ngx_http_cms_store_close(dir);
+            errno = err;
+        }
+
+        if (fd == -1 || slash == NULL) {
+            return fd;
+        }
+
+        dir = fd;
+        p = slash + 1;
+    }
+}
+
+
+/* a descriptor closed, errno kept */
+static void
+ngx_http_cms_store_close(int fd)
+{
+    int  err;
+
+    err = errno;
+    (void) close(fd);
+    errno = err;
 }
 
 
@@ -370,17 +565,13 @@ ngx_uint_t
 ngx_http_cms_store_verdict(ngx_http_cms_store_t *st)
 {
     u_char      *dot;
-    size_t       len;
-    ngx_uint_t   i;
     const char  *ext;
 
     if (st->size == 0) {
         return NGX_HTTP_CMS_STORE_EMPTY;
     }
 
-    len = ngx_strlen(st->type);
-
-    if (cms_mime_executable((char *) st->type, len)) {
+    if (cms_mime_executable((char *) st->type, ngx_strlen(st->type))) {
         return NGX_HTTP_CMS_STORE_EXECUTABLE;
     }
 
@@ -397,17 +588,7 @@ ngx_http_cms_store_verdict(ngx_http_cms_store_t *st)
         return NGX_HTTP_CMS_STORE_MATCH;
     }
 
-    for (i = 0; ngx_http_cms_store_aliases[i][0]; i++) {
-        if (ngx_strcmp(st->type, ngx_http_cms_store_aliases[i][0]) == 0) {
-            ext = ngx_http_cms_store_aliases[i][1];
-            ext = cms_mime_ext(ext, ngx_strlen(ext));
-            goto compare;
-        }
-    }
-
-    ext = cms_mime_ext((char *) st->type, len);
-
-compare:
+    ext = ngx_http_cms_store_type_ext(st);
 
     if (ngx_strlen(ext) != (size_t) (st->key.data + st->key.len - dot)
         || ngx_strncmp(ext, dot, ngx_strlen(ext)) != 0)
@@ -416,6 +597,103 @@ compare:
     }
 
     return NGX_HTTP_CMS_STORE_MATCH;
+}
+
+
+const char *
+ngx_http_cms_store_type_ext(ngx_http_cms_store_t *st)
+{
+    ngx_uint_t   i;
+    const char  *type;
+
+    type = (const char *) st->type;
+
+    for (i = 0; ngx_http_cms_store_aliases[i][0]; i++) {
+        if (ngx_strcmp(type, ngx_http_cms_store_aliases[i][0]) == 0) {
+            type = ngx_http_cms_store_aliases[i][1];
+            break;
+        }
+    }
+
+    return cms_mime_ext(type, ngx_strlen(type));
+}
+
+
+ngx_int_t
+ngx_http_cms_store_extend(ngx_http_request_t *r, ngx_http_cms_store_t *st,
+    const char *ext)
+{
+    u_char  *p;
+    size_t   len, path_len;
+
+    len = ngx_strlen(ext);
+    path_len = ngx_strlen(st->path);
+
+    p = ngx_pnalloc(r->pool, st->key.len + 1 + len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(p, st->key.data, st->key.len);
+    p[st->key.len] = '.';
+    ngx_memcpy(p + st->key.len + 1, ext, len);
+    st->key.data = p;
+    st->key.len += 1 + len;
+
+    p = ngx_pnalloc(r->pool, path_len + 1 + len + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(p, "%s.%s%Z", st->path, ext);
+    st->path = p;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_store_refuse(ngx_http_request_t *r, ngx_http_cms_store_t *st,
+    ngx_uint_t op, ngx_int_t rc)
+{
+    st->rc = rc;
+    st->then = NULL;
+
+    return ngx_http_cms_store_finish(r, st, op, ngx_http_cms_store_gone);
+}
+
+
+ngx_int_t
+ngx_http_cms_store_remove(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_http_cms_thread_done_pt done)
+{
+    ngx_http_cms_store_t  *st;
+
+    st = ngx_http_cms_store_create(r, key);
+    if (st == NULL) {
+        return NGX_ERROR;
+    }
+
+    st->then = done;
+
+    return ngx_http_cms_store_finish(r, st, NGX_HTTP_CMS_STORE_REMOVE,
+                                     ngx_http_cms_store_gone);
+}
+
+
+/* a refusal's or a removal's file gone (or left behind, logged): the
+   refusal answered, or the removal's caller goes on */
+static ngx_int_t
+ngx_http_cms_store_gone(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_store_t *st = data;
+
+    if (st->status != NGX_HTTP_CMS_STORE_OK) {
+        (void) ngx_http_cms_store_failed(r, st);
+    }
+
+    return st->then ? st->then(r, ctx, st) : st->rc;
 }
 
 
@@ -433,72 +711,70 @@ ngx_http_cms_store_finish(ngx_http_request_t *r, ngx_http_cms_store_t *st,
 
 
 /* in a pool thread: the temporary file into place or away, or the object
-   away; a rename or removal made lasting by the folder's fsync */
+   away, in the key's folder opened beneath the root; a rename or removal
+   made lasting by the folder's fsync */
+/* long: the three operations, each with its failure */
 static void
 ngx_http_cms_store_finish_work(void *data)
 {
     ngx_http_cms_store_t *st = data;
 
+    int    dir;
+    char  *tmp, *name;
+
+    tmp = strrchr((char *) st->tmp, '/') + 1;
+    name = strrchr((char *) st->path, '/') + 1;
+
+    dir = ngx_http_cms_store_folder(st, 0);
+
+    if (dir == -1) {
+        if (st->op == NGX_HTTP_CMS_STORE_REMOVE && st->err == ENOENT) {
+            /* no folder: no object */
+            st->status = NGX_HTTP_CMS_STORE_OK;
+        }
+
+        return;
+    }
+
     switch (st->op) {
 
     case NGX_HTTP_CMS_STORE_COMMIT:
-        if (rename((char *) st->tmp, (char *) st->path) == -1) {
-            ngx_http_cms_store_fail(st, "rename()");
-            return;
+        if (renameat(dir, tmp, dir, name) == -1) {
+            ngx_http_cms_store_fail(st, "renameat()");
+            goto done;
         }
 
         st->written = 0;
         break;
 
     case NGX_HTTP_CMS_STORE_DISCARD:
-        if (unlink((char *) st->tmp) == -1 && errno != ENOENT) {
-            ngx_http_cms_store_fail(st, "unlink()");
-            return;
+        if (unlinkat(dir, tmp, 0) == -1 && errno != ENOENT) {
+            ngx_http_cms_store_fail(st, "unlinkat()");
+            goto done;
         }
 
         st->written = 0;
-        return;
+        goto done;
 
     default: /* NGX_HTTP_CMS_STORE_REMOVE */
-        if (unlink((char *) st->path) == -1) {
+        if (unlinkat(dir, name, 0) == -1) {
             if (errno != ENOENT) {
-                ngx_http_cms_store_fail(st, "unlink()");
+                ngx_http_cms_store_fail(st, "unlinkat()");
             }
 
-            return;
+            goto done;
         }
 
         break;
     }
 
-    if (ngx_http_cms_store_sync_dir(st->path) != 0) {
+    if (fsync(dir) == -1) {
         ngx_http_cms_store_fail(st, "fsync() of the folder");
     }
-}
 
+done:
 
-/* the folder holding "path" fsynced, so a rename or unlink lasts */
-static int
-ngx_http_cms_store_sync_dir(u_char *path)
-{
-    int      fd, rc;
-    u_char  *slash;
-
-    slash = (u_char *) strrchr((char *) path, '/');
-
-    *slash = '\0';
-    fd = open((char *) path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    *slash = '/';
-
-    if (fd == -1) {
-        return -1;
-    }
-
-    rc = fsync(fd);
-
-    (void) close(fd);
-
-    return rc;
+    ngx_http_cms_store_close(dir);
 }
 
 
@@ -528,8 +804,17 @@ ngx_http_cms_store_cleanup(void *data)
 {
     ngx_http_cms_store_t *st = data;
 
-    if (st->written && unlink((char *) st->tmp) == -1 && errno != ENOENT) {
-        ngx_log_error(NGX_LOG_ALERT, st->log, ngx_errno,
-                      "cms: unlink(\"%s\") failed", st->tmp);
+    if (!st->written) {
+        return;
+    }
+
+    st->op = NGX_HTTP_CMS_STORE_DISCARD;
+    st->status = NGX_HTTP_CMS_STORE_OK;
+
+    ngx_http_cms_store_finish_work(st);
+
+    if (st->status != NGX_HTTP_CMS_STORE_OK) {
+        ngx_log_error(NGX_LOG_ALERT, st->log, st->err,
+                      "cms: removing \"%s\": %s failed", st->tmp, st->what);
     }
 }

@@ -22,6 +22,17 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_thread.h"
 
+/* Linux 5.6+: a path resolved beneath a folder, without links, at once */
+#if (NGX_LINUX) && defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+#if defined(SYS_openat2)
+#define NGX_HTTP_CMS_STORE_OPENAT2  1
+#endif
+#endif
+#endif
+
 
 #define NGX_HTTP_CMS_STORE_SNIFF     65536   /* bytes libmagic looks at */
 #define NGX_HTTP_CMS_STORE_TYPE_MAX  127
@@ -57,8 +68,12 @@ typedef struct {
     ngx_uint_t                  status;     /* ngx_http_cms_store_status_e */
     int                         err;        /* errno of a failure */
     const char                 *what;       /* the call that failed */
+    ngx_int_t                   rc;         /* ngx_http_cms_store_refuse()'s
+                                               answer */
+    ngx_http_cms_thread_done_pt then;       /* after _store_remove() */
 
     /* private */
+    ngx_fd_t                    root;       /* the root's descriptor */
     u_char                     *path;       /* "<root>/<key>" */
     u_char                     *tmp;        /* its temporary name */
     u_char                     *buf;
@@ -68,6 +83,23 @@ typedef struct {
     unsigned                    written:1;  /* tmp exists */
 } ngx_http_cms_store_t;
 
+
+/*
+ * The worker's descriptor (O_PATH) of the storage root "root"
+ * (cms_storage), opened at its first use in a cycle, on the event loop:
+ * NGX_INVALID_FILE with errno when it cannot be opened.  Every object is
+ * reached beneath it (GET /v1/files too).
+ */
+ngx_fd_t ngx_http_cms_store_root(ngx_str_t *root);
+
+/*
+ * "rel" opened beneath the folder descriptor "root" with "flags", no
+ * component a symbolic link, none ".." (openat2() with RESOLVE_BENEATH
+ * and RESOLVE_NO_SYMLINKS; a component at a time with O_NOFOLLOW where
+ * the kernel lacks openat2()).  A plain system call: safe in a pool
+ * thread.  The descriptor, or -1 with errno (ELOOP, EXDEV: refused).
+ */
+int ngx_http_cms_store_beneath(int root, const char *rel, int flags);
 
 /* libmagic's database, loaded once per worker; NGX_OK or NGX_ERROR */
 ngx_int_t ngx_http_cms_store_init_process(ngx_cycle_t *cycle);
@@ -92,6 +124,18 @@ ngx_int_t ngx_http_cms_store_write(ngx_http_request_t *r,
 /* the written bytes' sniffed type against the key's extension */
 ngx_uint_t ngx_http_cms_store_verdict(ngx_http_cms_store_t *st);
 
+/* the storage table's extension of the written bytes' sniffed type
+   (libmagic's names mapped to the table's), "bin" when it has none */
+const char *ngx_http_cms_store_type_ext(ngx_http_cms_store_t *st);
+
+/*
+ * After the write, before the commit: the key (and its place) become
+ * "<key>.<ext>", for a key whose extension is the sniffed type's.
+ * NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_extend(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st, const char *ext);
+
 /* what ngx_http_cms_store_finish() does, after a write or instead */
 typedef enum {
     NGX_HTTP_CMS_STORE_COMMIT = 0,    /* the temporary file renamed into
@@ -104,6 +148,22 @@ typedef enum {
 /* In the thread pool: "op"; then done(r, ctx, st), st->status set */
 ngx_int_t ngx_http_cms_store_finish(ngx_http_request_t *r,
     ngx_http_cms_store_t *st, ngx_uint_t op,
+    ngx_http_cms_thread_done_pt done);
+
+/*
+ * A refusal "rc" (its error recorded) answered once the temporary file
+ * (op NGX_HTTP_CMS_STORE_DISCARD) or the object (_REMOVE) is gone; a
+ * failure to remove is logged.  Returns NGX_DONE or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_refuse(ngx_http_request_t *r,
+    ngx_http_cms_store_t *st, ngx_uint_t op, ngx_int_t rc);
+
+/*
+ * In the thread pool: the object at "key" removed, once no row names it
+ * (none there is no failure; a failure is logged, and the object stays
+ * behind); then done(r, ctx, st).  Returns NGX_DONE or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_remove(ngx_http_request_t *r, ngx_str_t *key,
     ngx_http_cms_thread_done_pt done);
 
 /* a failed step logged; NGX_ERROR (the caller answers 500) */

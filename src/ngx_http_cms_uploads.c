@@ -46,8 +46,6 @@ typedef struct {
     ngx_http_cms_store_t       *st;
     ngx_fd_t                    fd;        /* the body's file, or none */
     ngx_str_t                   answer;    /* {"media": ...} once final */
-    ngx_int_t                   rc;        /* a refusal, while the temporary
-                                              file goes */
     u_char                      size[NGX_OFF_T_LEN];
 } ngx_http_cms_upload_t;
 
@@ -66,13 +64,9 @@ static ngx_int_t ngx_http_cms_uploads_found(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_uploads_written(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
-static ngx_int_t ngx_http_cms_uploads_refuse(ngx_http_request_t *r,
-    ngx_http_cms_upload_t *u, ngx_int_t rc);
 static ngx_int_t ngx_http_cms_uploads_finalized(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_uploads_committed(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, void *data);
-static ngx_int_t ngx_http_cms_uploads_discarded(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
 
 
@@ -459,7 +453,7 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_store_t   *st = data;
 
     if (st->status == NGX_HTTP_CMS_STORE_BAD_DATA) {
-        return ngx_http_cms_uploads_refuse(r, u,
+        return ngx_http_cms_store_refuse(r, u->st, NGX_HTTP_CMS_STORE_DISCARD,
                    ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
                                          "data_base64", "data_base64 is not"
                                          " base64"));
@@ -493,7 +487,7 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                       "cms: upload \"%V\" refused: the bytes are \"%s\"",
                       &st->key, st->type);
 
-        return ngx_http_cms_uploads_refuse(r, u,
+        return ngx_http_cms_store_refuse(r, u->st, NGX_HTTP_CMS_STORE_DISCARD,
                    ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
                                          u->fd == NGX_INVALID_FILE
                                          ? "data_base64" : NULL, msg));
@@ -506,33 +500,6 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_finalize_sql,
                                  u->args, 9, ngx_http_cms_uploads_finalized);
-}
-
-
-/* a refusal recorded (rc): the temporary file goes first */
-static ngx_int_t
-ngx_http_cms_uploads_refuse(ngx_http_request_t *r, ngx_http_cms_upload_t *u,
-    ngx_int_t rc)
-{
-    u->rc = rc;
-
-    return ngx_http_cms_store_finish(r, u->st,
-                                     NGX_HTTP_CMS_STORE_DISCARD,
-                                     ngx_http_cms_uploads_discarded);
-}
-
-
-static ngx_int_t
-ngx_http_cms_uploads_discarded(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    void *data)
-{
-    ngx_http_cms_upload_t  *u = ctx->data;
-
-    if (u->st->status != NGX_HTTP_CMS_STORE_OK) {
-        (void) ngx_http_cms_store_failed(r, u->st);
-    }
-
-    return u->rc;
 }
 
 
@@ -549,7 +516,8 @@ ngx_http_cms_uploads_finalized(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
-        return ngx_http_cms_uploads_refuse(r, u, rc);
+        return ngx_http_cms_store_refuse(r, u->st, NGX_HTTP_CMS_STORE_DISCARD,
+                                         rc);
     }
 
     rec = &ngx_http_cms_media_record;

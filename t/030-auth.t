@@ -18,8 +18,9 @@ my $SESSION_KEY = session_key();
 sub check_user_record {
     my ($u, $email, $name, $what) = @_;
     ok ref $u eq 'HASH', "$what: user is an object" or return;
-    is_deeply [sort keys %$u], [sort qw(id email name email_verified created_at updated_at)],
-        "$what: user has exactly the spec's fields";
+    is_deeply [sort keys %$u], [sort qw(id email name email_verified avatar_url created_at updated_at)],
+        "$what: user has exactly the record's fields";
+    ok exists $u->{avatar_url} && !defined $u->{avatar_url}, "$what: avatar_url null (none yet)";
     like $u->{id} // '', $UUID, "$what: user id is a UUID";
     is $u->{email}, $email, "$what: email";
     is $u->{name}, $name, "$what: name" if defined $name;

@@ -24,6 +24,7 @@ use Cms::Hostile qw(load_corpus send_case check_case problem_kind short);
 use Cms::FakeBunny;
 use Digest::SHA qw(hmac_sha256);
 use File::Basename qw(dirname);
+use MIME::Base64 ();
 
 my $CORPUS = dirname(__FILE__) . '/data/hostile/gen-corpus.pl';
 my @CASES = load_corpus($CORPUS);
@@ -176,6 +177,8 @@ sub account_token {
 my ($N, $EMAILS, $STREAM) = (0, 0);
 my %FILL = (
     file_key => sub { "$ws/hostile.png" },
+    # a 1x1 PNG: what PUT /v1/me/avatar's control stores
+    png => sub { MIME::Base64::decode_base64('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==') },
     n => sub { ++$N },
     email => sub { sprintf 'hostile%d-%d@example.com', ++$EMAILS, $$ },
     login_email => sub { $owner->{email} },

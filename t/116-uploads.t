@@ -202,8 +202,8 @@ Cms::Test::psql("UPDATE plans SET storage_limit_bytes = 1073741824 WHERE name = 
 {
     my $res = Cms::Test::http(PUT => "$base/" . reserved({ content_type => 'image/png' })->{asset_id} . '/content',
                               [Authorization => "Bearer $ot", 'Content-Length' => $MAX + 1], '');
-    # nginx's own client_max_body_size, which the module raises to cms_upload_max_size
-    check_err($res, 413, 'payload_too_large', 'PUT content declaring more than cms_upload_max_size');
+    # the route's own cap, before a byte is read (nginx's client_max_body_size is off)
+    check_err($res, 413, 'upload_too_large', 'PUT content declaring more than cms_upload_max_size');
 }
 
 # quota races: the workspace alone on a 10,000-byte plan

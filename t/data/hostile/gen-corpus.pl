@@ -22,6 +22,9 @@
 # Then the raw-HTTP cases ("raw"), each over its paths (a content route, /v1/ext/...,
 # /v1/extensions, so that both error shapes are exercised).
 #
+# A route whose body is a file's raw bytes gives them as "raw_body" (a string, its
+# placeholders filled by the test) with their "content_type", instead of "body".
+#
 # The output: {"cases": [...]} (one case a line).  A case:
 #   name      what failed, for the failure list (method, route, what was mutated)
 #   route     "METHOD /v1/path/:param" as in the C route tables ("*param": the rest
@@ -115,6 +118,7 @@ for my $r (@{$T->{routes}}) {
     my $params = $r->{params} // {};
     my $query = $r->{query} // {};                  # name -> {value, ok_2xx}
     my $base = $r->{body};                          # undef: no body
+    my $raw = $r->{raw_body};                       # a file's bytes as the body instead
     my $fs = $r->{fields};
     $fs = $T->{fieldsets}{$fs} // die "$r->{route}: no fieldset $fs\n" if defined $fs && !ref $fs;
     $fs //= {};
@@ -123,7 +127,8 @@ for my $r (@{$T->{routes}}) {
 
     my $auth = $cred eq 'none' ? () : ['Authorization', "Bearer {{cred:$cred}}"];
     my $idem = ($method eq 'POST' && $shape eq 'ext') ? ['Idempotency-Key', '{{idem}}'] : ();
-    my $ctype = defined $base ? ['Content-Type', 'application/json'] : ();
+    my $ctype = defined $base ? ['Content-Type', 'application/json']
+              : defined $raw ? ['Content-Type', $r->{content_type} // 'application/octet-stream'] : ();
 
     my $add = sub {
         my (%c) = @_;
@@ -132,7 +137,7 @@ for my $r (@{$T->{routes}}) {
         my %case = (
             name => "$r->{route} [$c{what}]", route => $r->{route}, target => $c{target},
             mutation => $c{mutation}, method => $method, path => $path, headers => \@h,
-            body => exists $c{body} ? $c{body} : (defined $base ? body_with($base) : undef),
+            body => exists $c{body} ? $c{body} : (defined $base ? body_with($base) : $raw),
             shape => $shape,
         );
         $case{control} = JSON::PP::true if $c{control};
@@ -460,6 +465,8 @@ __DATA__
    "body": {"current_password": "hostile password 1", "new_password": "hostile password 2"},
    "fields": {"current_password": {"type": "string"}, "new_password": {"type": "string"}},
    "required": ["current_password", "new_password"]},
+  {"route": "PUT /v1/me/avatar", "cred": "session", "raw_body": "{{png}}", "content_type": "image/png"},
+  {"route": "DELETE /v1/me/avatar", "cred": "session"},
 
   {"route": "GET /v1/api/articles", "cred": "api",
    "query": {"locale": {"value": "en"}, "status": {"value": "draft"},
