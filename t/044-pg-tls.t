@@ -268,9 +268,9 @@ sub large_reads {
     my @burst = parallel_requests(map {
         my $s = Cms::Fixtures::req_spec(GET => $_ % 2 ? '/v1/api/articles?limit=100'
                                                       : "/v1/api/articles/$bid", $K);
-        +{ %$s, timeout => 30 }
+        +{ %$s, timeout => 120 }
     } 1 .. 50);
-    my @bad = grep { $_->{status} != 200 } @burst;
+    my @bad = grep { $_->{status} != 200 || $_->{error} } @burst;
     is scalar(@bad), 0, "$name: 50 large reads at once: all 200"
         or diag join "\n", map { diag_resp($_) } @bad;
     is scalar(grep { length($_->{body}) > 400_000 } @burst), 50,

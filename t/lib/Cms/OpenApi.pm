@@ -99,7 +99,8 @@ sub observe {
     return if $BROKEN || !enabled();
     return if defined $spec->{raw} || !$spec->{method} || !defined $spec->{path};
     return if defined $spec->{openapi} && !$spec->{openapi};
-    return if !$r->{status} || $spec->{path} =~ m{^/v1/(?:workspaces/[^/?]+/)?_test(?:[/?]|$)};
+    # a timed-out or cut answer is the client's verdict, not the server's
+    return if !$r->{status} || $r->{error} || $spec->{path} =~ m{^/v1/(?:workspaces/[^/?]+/)?_test(?:[/?]|$)};
     return if $P{owner} && $P{owner} != $$;
     unless ($P{pid}) {
         eval { _start(); 1 } or return _broken("cannot start: $@");

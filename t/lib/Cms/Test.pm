@@ -857,7 +857,8 @@ sub _finish_conn {
     $c->{done} = 1;
     $c->{t_end} = Time::HiRes::time();
     close $c->{sock} if $c->{sock} && !$c->{keep_open};
-    $c->{resp} = _parse_response($c->{in}, $error);
+    $c->{resp} = _parse_response($c->{in}, $error,
+                                 ($c->{spec}{method} // '') eq 'HEAD');
     $c->{resp}{elapsed} = $c->{t_end} - ($c->{t_start} || $c->{t_end});
     Cms::OpenApi::observe($c->{spec}, $c->{resp});
 }
@@ -920,7 +921,7 @@ sub _drive {
 }
 
 sub _parse_response {
-    my ($raw, $error) = @_;
+    my ($raw, $error, $head) = @_;
     my $r = { status => 0, headers => {}, header_list => [], body => '', raw => $raw };
     $r->{error} = $error if $error;
     my $i = index($raw, "\r\n\r\n");
@@ -939,15 +940,20 @@ sub _parse_response {
     }
     my $body = substr($raw, $i + 4);
     if (($r->{headers}{'transfer-encoding'} || '') =~ /chunked/i) {
-        my $out = '';
+        my ($out, $last) = ('', length($body) == 0);
         while ($body =~ s/^([0-9a-fA-F]+)[^\r\n]*\r\n//) {
             my $len = hex $1;
-            last if $len == 0;
+            if ($len == 0) { $last = 1; last }
             $out .= substr($body, 0, $len, '');
             $body =~ s/^\r\n//;
         }
+        $r->{error} ||= 'incomplete body' unless $last || $head;
         $body = $out;
     } elsif (defined $r->{headers}{'content-length'}) {
+        # an answer cut short (a timeout, a reset) is not a whole answer,
+        # whatever its status line said
+        $r->{error} ||= 'incomplete body'
+            if !$head && length($body) < $r->{headers}{'content-length'};
         $body = substr($body, 0, $r->{headers}{'content-length'});
     }
     $r->{body} = $body;
