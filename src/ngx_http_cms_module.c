@@ -330,6 +330,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       offsetof(ngx_http_cms_main_conf_t, public_limit),
       NULL },
 
+    { ngx_string("cms_webhook_delivery"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_deliver_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("cms_outbound_loopback"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
       ngx_conf_set_flag_slot,
@@ -702,6 +709,10 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
         return NGX_CONF_ERROR;
     }
 
+    if (ngx_http_cms_deliver_conf_init(cf, mcf) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
     if (mcf->secret.data != NULL && ngx_http_cms_crypto_derive(mcf) != NGX_OK)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -909,8 +920,6 @@ ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value, ngx_str_t *host)
 }
 
 
-/* worker lifetime: one pool of each kind per worker */
-
 /* [a-z0-9][a-z0-9_-]{0,62}: whether the plan exists is the database's */
 static char *
 ngx_http_cms_plan_name(ngx_conf_t *cf, void *post, void *data)
@@ -986,4 +995,5 @@ ngx_http_cms_exit_process(ngx_cycle_t *cycle)
     ngx_http_cms_pg_exit_process();
     ngx_http_cms_redis_exit_process();
     ngx_http_cms_store_exit_process();
+    ngx_http_cms_deliver_exit_process();
 }
