@@ -19,7 +19,8 @@
 # reaches either); an untrusted certificate; the events filter and a disabled endpoint
 # (no fan-out); a rotated secret (two v1 entries, each verifies); two nginx hosts
 # draining 40 events at once (each sent exactly once); redeliver (same event id, same
-# body) and webhook.test; a graceful quit with a delivery in flight (nginx does not wait
+# body) and webhook.test; kill -9 of worker 0 mid-delivery (pending, sent again by the
+# next worker once the lease ends, one webhook-id); a graceful quit with a delivery in flight (nginx does not wait
 # for it; sent again after the restart, one webhook-id); the log paged newest first; every route without or with a bad
 # credential, a missing scope, a demoted key, each role below admin, unknown, malformed
 # and another workspace's ids; settled rows past the retention purged.
@@ -136,7 +137,7 @@ sub serve {
     if ($name =~ /^slow/ && $n == 0) {
         sleep 7;
     }
-    if ($name =~ /^hang/ && $n == 0) {
+    if ($name =~ /^(hang|crash)/ && $n == 0) {
         sleep 60;
     }
     if ($name =~ /^endless/) {
@@ -514,6 +515,27 @@ req(DELETE => "/v1/api/webhooks/$stranger->{id}", $K);
     ok !grep({ !$_->{ok} } requests_of('many')), 'all verified';
     is_deeply [host_b_errors()], [], 'host B logged no alert';
     stop_host_b();
+}
+
+# --- kill -9 of the worker mid-delivery: not lost, sent again once its lease ends ---------
+
+{
+    my $crash = hook('crash', events => ['page.updated']);
+    my $e = event('page.updated');
+    ok wait_until(10, sub { requests_of('crash') == 1 }), 'a delivery in flight';
+    my ($w) = worker_pids();
+    kill 'KILL', $w;
+    ok wait_until(10, sub { my @p = worker_pids(); @p && $p[0] != $w }), 'the worker killed, another started';
+    is one("SELECT status FROM webhook_deliveries WHERE webhook_id = '$crash->{id}'"), 'pending',
+       'the delivery is not lost: pending, under the dead sender\'s lease';
+    # the lease (timeout + 60 s) is all a crash leaves: ended here rather than waited for
+    Cms::Test::psql("UPDATE webhook_deliveries SET locked_until = now() WHERE webhook_id = '$crash->{id}'");
+    my $d = settled($crash->{id}, $e, 20);
+    is $d->{status}, 'delivered', 'the new worker 0 sends it';
+    is $d->{attempt}, 2, 'as the second attempt';
+    is scalar(requests_of('crash')), 2, 'the receiver saw it twice';
+    is scalar(keys %{{ map { $_->{headers}{'webhook-id'} => 1 } requests_of('crash') }}), 1, 'one webhook-id';
+    allow_error_log(qr/worker process \d+ exited on signal 9/);
 }
 
 # --- a graceful quit with a delivery in flight: abandoned, sent again after ----------------
