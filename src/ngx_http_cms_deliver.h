@@ -1,7 +1,7 @@
 
 /*
  * Webhook delivery: the "cms_webhook_delivery" directive and worker 0's
- * job that claims due deliveries (sql/0028_webhook_deliveries.sql),
+ * job that claims due deliveries (sql/0029_webhook_deliveries.sql),
  * signs them (src/lib/cms_webhook.h) and posts them with the one-shot
  * client (ngx_http_cms_client.h).
  */
