@@ -146,6 +146,36 @@ ngx_http_cms_crypto_tls_sni(ngx_connection_t *c, ngx_str_t *name)
 }
 
 
+void
+ngx_http_cms_crypto_tls_close(ngx_connection_t *c)
+{
+    if (c->ssl) {
+        /* as the upstream module: close_notify, no wait for the peer's */
+        c->ssl->no_wait_shutdown = 1;
+        (void) ngx_ssl_shutdown(c);
+    }
+
+    if (c->ssl) {
+        /* it could not be sent now: a quiet shutdown frees the SSL */
+        c->ssl->no_send_shutdown = 1;
+        (void) ngx_ssl_shutdown(c);
+    }
+}
+
+
+ngx_int_t
+ngx_http_cms_crypto_tls_system_ca(ngx_ssl_t *ssl, ngx_log_t *log)
+{
+    if (SSL_CTX_set_default_verify_paths(ssl->ctx) != 1) {
+        ngx_ssl_error(NGX_LOG_EMERG, log, 0,
+                      "SSL_CTX_set_default_verify_paths() failed");
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
 ngx_int_t
 ngx_http_cms_crypto_tls_verify(ngx_connection_t *c, ngx_str_t *name,
     const char *service, ngx_str_t *addr)

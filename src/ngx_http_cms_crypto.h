@@ -111,6 +111,20 @@ ngx_int_t ngx_http_cms_crypto_tls_sni(ngx_connection_t *c, ngx_str_t *name);
 ngx_int_t ngx_http_cms_crypto_tls_verify(ngx_connection_t *c,
     ngx_str_t *name, const char *service, ngx_str_t *addr);
 
+/*
+ * Lets a connection's TLS go: close_notify sent if the socket takes it
+ * now, never waited for, the SSL freed (c->ssl NULL after).  Nothing for
+ * a plain connection.  The caller closes the connection.
+ */
+void ngx_http_cms_crypto_tls_close(ngx_connection_t *c);
+
+/*
+ * The system's trusted CAs (OpenSSL's default paths: Debian's
+ * /etc/ssl/certs) as those "ssl" verifies servers with.  NGX_OK or
+ * NGX_ERROR (logged).
+ */
+ngx_int_t ngx_http_cms_crypto_tls_system_ca(ngx_ssl_t *ssl, ngx_log_t *log);
+
 /* a new UUIDv7 (now, and random bits) in "pool"; NGX_OK or NGX_ERROR */
 ngx_int_t ngx_http_cms_crypto_uuid7(ngx_pool_t *pool, ngx_str_t *id);
 

@@ -69,7 +69,9 @@ static void ngx_http_cms_jobs_lagged(void *data, PGresult *res);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_articles_purge(make_interval(secs => $1::float8))", 1);
+        "SELECT cms_articles_purge(make_interval(secs => $1::float8)),"
+        " cms_webhook_deliveries_purge(make_interval(secs => $2::float8))",
+        2);
 
 
 /* lapsed upload reservations given back (sql/0027_uploads.sql) */
@@ -157,6 +159,7 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_expire_ev,
                           ngx_http_cms_jobs_expire, mcf, cycle->log,
                           ngx_http_cms_jobs_expire_interval(mcf));
+    ngx_http_cms_deliver_init_process(cycle, mcf);
 
     if (mcf->metrics != NULL) {
         /* for cms_status: asked now, then with the relay's interval */
@@ -199,13 +202,16 @@ ngx_http_cms_jobs_purge(ngx_event_t *ev)
 {
     ngx_http_cms_main_conf_t *mcf = ev->data;
 
-    u_char     buf[NGX_TIME_T_LEN];
-    ngx_str_t  arg;
+    u_char     buf[NGX_TIME_T_LEN], hooks[NGX_TIME_T_LEN];
+    ngx_str_t  args[2];
 
-    arg.data = buf;
-    arg.len = ngx_sprintf(buf, "%T", mcf->retention) - buf;
+    args[0].data = buf;
+    args[0].len = ngx_sprintf(buf, "%T", mcf->retention) - buf;
+    args[1].data = hooks;
+    args[1].len = ngx_sprintf(hooks, "%M", mcf->hooks->retention / 1000)
+                  - hooks;
 
-    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_purge_sql, &arg, 1,
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_purge_sql, args, 2,
                             ngx_http_cms_jobs_purged, mcf)
         != NGX_OK)
     {
@@ -227,12 +233,13 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
                       res ? ": " : "",
                       res ? PQresultErrorMessage(res) : "");
 
-    } else if (ngx_atoi((u_char *) PQgetvalue(res, 0, 0),
-                        PQgetlength(res, 0, 0)) > 0)
+    } else if (PQgetvalue(res, 0, 0)[0] != '0'
+               || PQgetvalue(res, 0, 1)[0] != '0')
     {
         ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
-                      "cms: purged %s deleted articles",
-                      PQgetvalue(res, 0, 0));
+                      "cms: purged %s deleted articles and %s settled "
+                      "webhook deliveries", PQgetvalue(res, 0, 0),
+                      PQgetvalue(res, 0, 1));
     }
 
     if (!ngx_exiting && !ngx_terminate) {

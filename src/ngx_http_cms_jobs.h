@@ -12,6 +12,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_deliver.h"
 
 
 /* Arms the timers; worker 0 alone runs them.  NGX_OK or NGX_ERROR. */

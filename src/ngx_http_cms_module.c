@@ -42,8 +42,6 @@ static void *ngx_http_cms_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_cms_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
 static char *ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
 static char *ngx_http_cms_registry(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value,
@@ -122,7 +120,7 @@ static ngx_command_t  ngx_http_cms_commands[] = {
 
     { ngx_string("cms_storage"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
-      ngx_http_cms_storage,
+      ngx_http_cms_store_conf,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -328,6 +326,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, public_limit),
+      NULL },
+
+    { ngx_string("cms_webhook_delivery"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_deliver_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
       NULL },
 
     { ngx_string("cms_outbound_loopback"),
@@ -708,6 +713,10 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
         return NGX_CONF_ERROR;
     }
 
+    if (ngx_http_cms_deliver_conf_init(cf, mcf) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
     if (mcf->secret.data != NULL && ngx_http_cms_crypto_derive(mcf) != NGX_OK)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -809,38 +818,6 @@ ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-static char *
-ngx_http_cms_storage(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_cms_main_conf_t *mcf = conf;
-
-    ngx_str_t        *value;
-    ngx_file_info_t   fi;
-
-    if (mcf->storage.data != NULL) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-    mcf->storage = value[1];
-
-    if (ngx_conf_full_name(cf->cycle, &mcf->storage, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_file_info(mcf->storage.data, &fi) == NGX_FILE_ERROR
-        || !ngx_is_dir(&fi))
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_storage: \"%V\" is not a folder",
-                           &mcf->storage);
-        return NGX_CONF_ERROR;
-    }
-
-    return NGX_CONF_OK;
-}
-
-
 /*
  * "cms_extensions_registry host[:port] ...": hosts https manifests may
  * come from, each read by the URL parser manifests go through (cms_url.h)
@@ -915,8 +892,6 @@ ngx_http_cms_registry_host(ngx_conf_t *cf, ngx_str_t *value, ngx_str_t *host)
     return NGX_OK;
 }
 
-
-/* worker lifetime: one pool of each kind per worker */
 
 /* [a-z0-9][a-z0-9_-]{0,62}: whether the plan exists is the database's */
 static char *
@@ -993,4 +968,5 @@ ngx_http_cms_exit_process(ngx_cycle_t *cycle)
     ngx_http_cms_pg_exit_process();
     ngx_http_cms_redis_exit_process();
     ngx_http_cms_store_exit_process();
+    ngx_http_cms_deliver_exit_process();
 }

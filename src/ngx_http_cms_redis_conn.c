@@ -373,7 +373,6 @@ ngx_http_cms_redis_authed(ngx_http_cms_redis_slot_t *s)
 
 
 /* tears a slot down to DOWN; the caller answers its request, if any */
-/* long: each of a slot's parts let go, the SSL connection's in order */
 void
 ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s)
 {
@@ -392,17 +391,7 @@ ngx_http_cms_redis_close(ngx_http_cms_redis_slot_t *s)
     c = s->peer.connection;
 
     if (c != NULL) {
-        if (c->ssl) {
-            /* as the upstream module: close_notify, no wait for the peer's */
-            c->ssl->no_wait_shutdown = 1;
-            (void) ngx_ssl_shutdown(c);
-        }
-
-        if (c->ssl) {
-            /* it could not be sent now: a quiet shutdown frees the SSL */
-            c->ssl->no_send_shutdown = 1;
-            (void) ngx_ssl_shutdown(c);
-        }
+        ngx_http_cms_crypto_tls_close(c);
 
         if (c->pool != NULL) {
             ngx_destroy_pool(c->pool);

@@ -118,6 +118,7 @@ extern ngx_http_cms_route_t  ngx_http_cms_locks_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_seo_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_public_routes[];
 extern ngx_http_cms_route_t  ngx_http_cms_webhooks_routes[];
+extern ngx_http_cms_route_t  ngx_http_cms_deliveries_routes[];
 
 /*
  * A media asset (ngx_http_cms_media.c; the uploads answer with it too):

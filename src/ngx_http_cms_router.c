@@ -149,6 +149,7 @@ static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_seo_routes,
     ngx_http_cms_public_routes,
     ngx_http_cms_webhooks_routes,
+    ngx_http_cms_deliveries_routes,
     ngx_http_cms_testing_routes,
     NULL
 };

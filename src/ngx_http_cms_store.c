@@ -818,3 +818,36 @@ ngx_http_cms_store_cleanup(void *data)
                       "cms: removing \"%s\": %s failed", st->tmp, st->what);
     }
 }
+
+
+/* "cms_storage path": the folder stored objects live in */
+char *
+ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_str_t        *value;
+    ngx_file_info_t   fi;
+
+    if (mcf->storage.data != NULL) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    mcf->storage = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, &mcf->storage, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_file_info(mcf->storage.data, &fi) == NGX_FILE_ERROR
+        || !ngx_is_dir(&fi))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "cms_storage: \"%V\" is not a folder",
+                           &mcf->storage);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}

@@ -171,4 +171,8 @@ ngx_int_t ngx_http_cms_store_failed(ngx_http_request_t *r,
     ngx_http_cms_store_t *st);
 
 
+char *ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+
 #endif /* _NGX_HTTP_CMS_STORE_H_INCLUDED_ */

@@ -173,6 +173,14 @@ my %webhook = (target => sub {
     return $r->{json}{webhook}{id};
 });
 
+# a queued delivery, as "<webhook>/deliveries/<delivery>" (two ids in one path)
+my %delivery = (target => sub {
+    my $h = $webhook{target}->();
+    my $r = req(POST => "/v1/api/webhooks/$h/test", $OK);
+    die 'delivery: ' . diag_resp($r) unless $r->{status} == 202;
+    return "$h/deliveries/$r->{json}{delivery}{id}";
+});
+
 # the rows below add members and invitations: no member limit in the way
 psql("UPDATE plans SET member_limit = NULL WHERE name = 'free'");
 
@@ -195,6 +203,7 @@ my @SITE = (tables => ['sites']);
 my @PAGE = (tables => ['pages']);
 my @SECT = (tables => ['sections']);
 my @HOOK = (tables => ['webhooks']);
+my @DELIV = (tables => [qw(webhooks webhook_deliveries)]);
 my @STREAM = (tables => ['video_streams']);
 
 my @MATRIX = (
@@ -446,6 +455,15 @@ my @MATRIX = (
       allow => $ADMIN_UP, status => 204, %webhook, @HOOK },
     { what => 'rotate a webhook secret', method => 'POST', path => '/webhooks/%s/secret/rotate',
       scope => 'webhooks:write', allow => $ADMIN_UP, status => 200, %webhook, @HOOK },
+    # the delivery log and the hand-queued deliveries (nothing is sent: no
+    # cms_webhook_delivery in this file)
+    { what => 'list webhook deliveries', method => 'GET', path => '/webhooks/%s/deliveries',
+      scope => 'webhooks:read', allow => $ADMIN_UP, status => 200, %webhook, @DELIV },
+    { what => 'test a webhook', method => 'POST', path => '/webhooks/%s/test',
+      scope => 'webhooks:write', allow => $ADMIN_UP, status => 202, %webhook, @DELIV },
+    { what => 'redeliver a webhook delivery', method => 'POST', path => '/webhooks/%s/redeliver',
+      route => '/webhooks/:id/deliveries/:deliveryId/redeliver',
+      scope => 'webhooks:write', allow => $ADMIN_UP, status => 202, %delivery, @DELIV },
     # the video provider (studio only): editors and up create videos at the provider, any
     # member polls one the workspace created (a poll keeps its state on video_streams)
     { what => 'get upload credentials', method => 'POST', path => '/videos/upload-credentials',

@@ -89,6 +89,12 @@ sub mkwebhook {
     return $r->{json}{webhook}{id};
 }
 my $webhook = mkwebhook('target');
+# a delivery to redeliver (queued only: no cms_webhook_delivery here, nothing is sent)
+my $delivery = do {
+    my $r = req(POST => "/v1/api/webhooks/$webhook/test", $API);
+    die 'delivery: ' . diag_resp($r) unless $r->{status} == 202;
+    $r->{json}{delivery}{id};
+};
 # one site a workspace: creates go to a workspace emptied first, deletes to another
 my $siteless_ws = workspace($owner->{token}, 'Hostile siteless');
 my $victim_site_ws = workspace($owner->{token}, 'Hostile site victims');
@@ -190,6 +196,7 @@ my %FILL = (
     victim_category => sub { mkcat($API, { name => 'Victim ' . ++$N })->{id} },
     webhook => sub { $webhook },
     victim_webhook => sub { mkwebhook('victim-' . ++$N) },
+    delivery => sub { $delivery },
     comment => sub { $comment },
     victim_comment => \&mkcomment,
     show => sub { $show },

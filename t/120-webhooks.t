@@ -17,7 +17,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Dns;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key api_key
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key demoted_key api_key
                      master_secret $UUID $TS);
 use Digest::SHA qw(hmac_sha256);
 use MIME::Base64 qw(decode_base64);
@@ -55,10 +55,7 @@ my $KW = key($ot, $wid, 'wo', 'webhooks:write');
 my $KA = key($ot, $wid, 'articles', qw(articles:read articles:write));
 # minted by an admin who is then demoted: the key acts for an editor
 my $KE = key($m{admin}{token}, $wid, 'demoted', qw(webhooks:read webhooks:write));
-my $demoted = signup();
-Cms::Test::psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$demoted->{user}{id}', 'admin')");
-my $KD = key($demoted->{token}, $wid, 'demoted', qw(webhooks:read webhooks:write));
-Cms::Test::psql("UPDATE members SET role = 'editor' WHERE user_id = '$demoted->{user}{id}'");
+my $KD = demoted_key($wid, qw(webhooks:read webhooks:write));
 my $outsider = signup();
 
 my $other = signup();

@@ -46,7 +46,7 @@ our @EXPORT_OK = qw(
     $UUID $TS
     req req_spec diag_resp check_err check_ext_err check_subset one
     master_secret session_key pepper account_token account_token_hash
-    new_email signup signup_defaults workspace api_key key mk mkcat revisions
+    new_email signup signup_defaults workspace api_key key demoted_key mk mkcat revisions
     check_url_field
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
@@ -315,6 +315,17 @@ sub api_key {
 }
 
 sub key { api_key(@_)->{secret} }
+
+# A key with @scopes minted by a new admin of $wid who is then demoted to editor: the key
+# acts for an editor from then on.
+sub demoted_key {
+    my ($wid, @scopes) = @_;
+    my $u = signup();
+    Cms::Test::psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$u->{user}{id}', 'admin')");
+    my $k = key($u->{token}, $wid, 'demoted', @scopes);
+    Cms::Test::psql("UPDATE members SET role = 'editor' WHERE user_id = '$u->{user}{id}'");
+    return $k;
+}
 
 =item mk($credential, \%fields, $path), mkcat($credential, \%fields, $path)
 

@@ -1,0 +1,711 @@
+
+/*
+ * Webhook delivery (README, Webhooks).  Worker 0 of each host claims due
+ * rows of webhook_deliveries for a lease (FOR UPDATE SKIP LOCKED: two
+ * hosts never hold one attempt), opens the endpoint's secrets (sealed
+ * with "webhook:<id>" bound in), signs the stored body, posts it with the
+ * one-shot client, and records the attempt; the database decides what
+ * follows (delivered, a retry on the schedule, failed, the endpoint
+ * disabled on a 410).  At most "concurrency" deliveries are in flight.
+ *
+ * A quitting worker starts nothing new and abandons what is in flight
+ * (the client's timer is cancelable): those rows' leases run out, and a
+ * sender takes them again, as after a crash.  The lease is the timeout
+ * plus a minute, so it outlives every attempt that was not abandoned.
+ *
+ * Off unless "cms_webhook_delivery on": rows are still written (the
+ * fan-out is the database's) and wait, pending, for a host that sends.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_deliver.h"
+#include "ngx_http_cms_client.h"
+#include "ngx_http_cms_conf.h"
+#include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_pg.h"
+#include "cms_hex.h"
+#include "cms_url.h"
+#include "cms_webhook.h"
+
+
+#define NGX_HTTP_CMS_DELIVER_AAD    "webhook:"
+#define NGX_HTTP_CMS_DELIVER_UA     "ngx_http_cms_module-webhooks/1"
+#define NGX_HTTP_CMS_DELIVER_SECRET 128          /* a secret's text, max */
+
+
+/* one delivery in flight; its pool holds it */
+typedef struct {
+    ngx_http_cms_client_t       cl;          /* first: the client's */
+    ngx_queue_t                 queue;       /* in flight */
+    ngx_str_t                   args[6];     /* the result's */
+    u_char                      ms[NGX_INT_T_LEN];
+    u_char                      code[NGX_INT_T_LEN];
+} ngx_http_cms_deliver_t;
+
+
+/* an attempt's signatures */
+typedef struct {
+    u_char                      ts[NGX_TIME_T_LEN + 1];
+    size_t                      ts_len;
+    char                        hex[CMS_WEBHOOK_HEX_LEN];
+    char                        v1[2][CMS_WEBHOOK_V1_LEN];
+    ngx_uint_t                  n;
+} ngx_http_cms_deliver_sigs_t;
+
+
+static ngx_http_cms_hooks_conf_t *ngx_http_cms_deliver_create(
+    ngx_conf_t *cf);
+static void ngx_http_cms_deliver_tick(ngx_event_t *ev);
+static void ngx_http_cms_deliver_claimed(void *data, PGresult *res);
+static ngx_int_t ngx_http_cms_deliver_one(ngx_http_cms_main_conf_t *mcf,
+    PGresult *res, int row);
+static ngx_int_t ngx_http_cms_deliver_open(ngx_pool_t *pool,
+    ngx_http_cms_main_conf_t *mcf, PGresult *res, int row, int col,
+    ngx_str_t *secret);
+static ngx_int_t ngx_http_cms_deliver_sign(ngx_http_cms_deliver_sigs_t *sg,
+    PGresult *res, int row, ngx_str_t *secrets, ngx_uint_t n);
+static ngx_int_t ngx_http_cms_deliver_request(ngx_http_cms_deliver_t *d,
+    PGresult *res, int row, ngx_str_t *secrets, ngx_uint_t n);
+static void ngx_http_cms_deliver_done(ngx_http_cms_client_t *cl);
+static void ngx_http_cms_deliver_recorded(void *data, PGresult *res);
+static ngx_str_t *ngx_http_cms_deliver_copy(ngx_pool_t *pool, ngx_str_t *s,
+    PGresult *res, int row, int col);
+
+
+static const ngx_http_cms_param_t  ngx_http_cms_deliver_params[] = {
+    { ngx_string("ca="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_hooks_conf_t, ca) },
+    { ngx_string("timeout="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_hooks_conf_t, timeout) },
+    { ngx_string("retry_scale="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_hooks_conf_t, scale) },
+    { ngx_string("retention="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_hooks_conf_t, retention) },
+    { ngx_string("concurrency="), NGX_HTTP_CMS_PARAM_POSITIVE,
+      offsetof(ngx_http_cms_hooks_conf_t, concurrency) },
+    { ngx_null_string, 0, 0 }
+};
+
+
+/* $1 how many, $2 the lease in seconds */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_deliver_claim_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT id, webhook_id, event_id, event_type, payload, attempt, url,"
+        " secret, previous_secret FROM cms_webhook_deliveries_claim("
+        "$1::integer, make_interval(secs => $2::float8))",
+        2);
+
+/* $1 delivery, $2 attempt, $3 status code, $4 ms, $5 error, $6 scale */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_deliver_result_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_webhook_delivery_result($1::uuid, $2::integer,"
+        " $3::integer, $4::integer, $5, $6::float8)",
+        6);
+
+
+static ngx_event_t  ngx_http_cms_deliver_ev;
+static ngx_queue_t  ngx_http_cms_deliver_flight;
+static ngx_uint_t   ngx_http_cms_deliver_busy;      /* in flight */
+static ngx_uint_t   ngx_http_cms_deliver_claiming;
+static ngx_uint_t   ngx_http_cms_deliver_more;      /* the last claim full */
+
+
+/* long: on or off, the parameters, then retry_scale= checked */
+char *
+ngx_http_cms_deliver_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_int_t                   n;
+    ngx_str_t                  *value;
+    ngx_http_cms_hooks_conf_t  *hcf;
+
+    if (mcf->hooks != NULL) {
+        return "is duplicate";
+    }
+
+    hcf = ngx_http_cms_deliver_create(cf);
+    if (hcf == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    value = cf->args->elts;
+
+    if (ngx_strcmp(value[1].data, "on") == 0) {
+        hcf->enable = 1;
+
+    } else if (ngx_strcmp(value[1].data, "off") != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_webhook_delivery: \"%V\" is neither "
+                           "\"on\" nor \"off\"", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_cms_conf_params(cf, "cms_webhook_delivery", 2,
+                                 ngx_http_cms_deliver_params, hcf)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    if (hcf->scale.len) {
+        /* a decimal above 0, at most 1, six places kept */
+        n = ngx_atofp(hcf->scale.data, hcf->scale.len, 6);
+
+        if (n <= 0 || n > 1000000) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_webhook_delivery: \"retry_scale=%V\" "
+                               "is not a decimal above 0, at most 1",
+                               &hcf->scale);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    mcf->hooks = hcf;
+
+    return NGX_CONF_OK;
+}
+
+
+static ngx_http_cms_hooks_conf_t *
+ngx_http_cms_deliver_create(ngx_conf_t *cf)
+{
+    ngx_http_cms_hooks_conf_t  *hcf;
+
+    hcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_hooks_conf_t));
+    if (hcf == NULL) {
+        return NULL;
+    }
+
+    hcf->timeout = NGX_CONF_UNSET_MSEC;
+    hcf->retention = NGX_CONF_UNSET_MSEC;
+    hcf->concurrency = NGX_CONF_UNSET_UINT;
+
+    return hcf;
+}
+
+
+/* long: the defaults, then the TLS context and its trusted CAs */
+ngx_int_t
+ngx_http_cms_deliver_conf_init(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
+{
+    ngx_ssl_t                  *ssl;
+    ngx_pool_cleanup_t         *cln;
+    ngx_http_cms_hooks_conf_t  *hcf;
+
+    if (mcf->hooks == NULL) {
+        mcf->hooks = ngx_http_cms_deliver_create(cf);
+        if (mcf->hooks == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    hcf = mcf->hooks;
+
+    ngx_conf_init_msec_value(hcf->timeout, 15000);
+    ngx_conf_init_msec_value(hcf->retention, (ngx_msec_t) 30 * 86400000);
+    ngx_conf_init_uint_value(hcf->concurrency, 32);
+
+    if (hcf->scale.len == 0) {
+        ngx_str_set(&hcf->scale, "1");
+    }
+
+    if (!hcf->enable) {
+        return NGX_OK;
+    }
+
+    ssl = ngx_pcalloc(cf->pool, sizeof(ngx_ssl_t));
+    cln = ngx_pool_cleanup_add(cf->pool, 0);
+
+    if (ssl == NULL || cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ssl->log = cf->log;
+
+    if (ngx_ssl_create(ssl, NGX_SSL_TLSv1_2|NGX_SSL_TLSv1_3, NULL) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_ssl_cleanup_ctx;
+    cln->data = ssl;
+
+    if (hcf->ca.len == 0) {
+        if (ngx_http_cms_crypto_tls_system_ca(ssl, cf->log) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+    } else if (ngx_ssl_trusted_certificate(cf, ssl, &hcf->ca, 4) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    hcf->ssl = ssl;
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_cms_deliver_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_main_conf_t *mcf)
+{
+    if (!mcf->hooks->enable) {
+        return;
+    }
+
+    ngx_queue_init(&ngx_http_cms_deliver_flight);
+
+    ngx_http_cms_deliver_ev.handler = ngx_http_cms_deliver_tick;
+    ngx_http_cms_deliver_ev.data = mcf;
+    ngx_http_cms_deliver_ev.log = cycle->log;
+    ngx_http_cms_deliver_ev.cancelable = 1;
+
+    ngx_add_timer(&ngx_http_cms_deliver_ev, mcf->events_interval);
+}
+
+
+/* claims as many due rows as there is room for in flight */
+static void
+ngx_http_cms_deliver_tick(ngx_event_t *ev)
+{
+    ngx_http_cms_main_conf_t *mcf = ev->data;
+
+    u_char                      limit[NGX_INT_T_LEN], lease[NGX_INT_T_LEN];
+    ngx_str_t                   args[2];
+    ngx_http_cms_hooks_conf_t  *hcf;
+
+    hcf = mcf->hooks;
+
+    if (ngx_http_cms_deliver_busy >= hcf->concurrency
+        || ngx_http_cms_deliver_claiming)
+    {
+        ngx_add_timer(ev, mcf->events_interval);
+        return;
+    }
+
+    args[0].data = limit;
+    args[0].len = ngx_sprintf(limit, "%ui",
+                              hcf->concurrency - ngx_http_cms_deliver_busy)
+                  - limit;
+    args[1].data = lease;
+    args[1].len = ngx_sprintf(lease, "%M", hcf->timeout / 1000 + 60) - lease;
+
+    ngx_http_cms_deliver_claiming = 1;
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_deliver_claim_sql, args, 2,
+                            ngx_http_cms_deliver_claimed, mcf)
+        != NGX_OK)
+    {
+        ngx_http_cms_deliver_claiming = 0;
+        ngx_add_timer(ev, mcf->events_interval);
+    }
+}
+
+
+static void
+ngx_http_cms_deliver_claimed(void *data, PGresult *res)
+{
+    ngx_http_cms_main_conf_t *mcf = data;
+
+    int         i, rows;
+    ngx_uint_t  room;
+
+    ngx_http_cms_deliver_claiming = 0;
+    rows = 0;
+    room = mcf->hooks->concurrency - ngx_http_cms_deliver_busy;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
+        || PQnfields(res) != 9)
+    {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                      "cms: claiming webhook deliveries failed%s%s",
+                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+
+    } else {
+        rows = PQntuples(res);
+    }
+
+    /* a quitting worker starts nothing: the leases run out, others send */
+    for (i = 0; i < rows && !ngx_exiting && !ngx_terminate; i++) {
+        if (ngx_http_cms_deliver_one(mcf, res, i) != NGX_OK) {
+            ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, 0,
+                          "cms: webhook delivery %s could not start; it "
+                          "is tried again once its lease ends",
+                          PQgetvalue(res, i, 0));
+        }
+    }
+
+    ngx_http_cms_deliver_more = (rows > 0 && (ngx_uint_t) rows == room);
+
+    if (!ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(&ngx_http_cms_deliver_ev,
+                      ngx_http_cms_deliver_more ? 1 : mcf->events_interval);
+    }
+}
+
+
+/* long: the row copied, the secrets opened, the request made, started */
+static ngx_int_t
+ngx_http_cms_deliver_one(ngx_http_cms_main_conf_t *mcf, PGresult *res,
+    int row)
+{
+    ngx_int_t                rc;
+    ngx_uint_t               n;
+    ngx_str_t                secrets[2];
+    ngx_pool_t              *pool;
+    ngx_http_cms_deliver_t  *d;
+
+    pool = ngx_create_pool(4096, ngx_cycle->log);
+    if (pool == NULL) {
+        return NGX_ERROR;
+    }
+
+    d = ngx_pcalloc(pool, sizeof(ngx_http_cms_deliver_t));
+    if (d == NULL) {
+        goto failed;
+    }
+
+    d->cl.pool = pool;
+    d->cl.timeout = mcf->hooks->timeout;
+    d->cl.done = ngx_http_cms_deliver_done;
+    d->cl.data = mcf;
+
+    if (ngx_http_cms_deliver_copy(pool, &d->args[0], res, row, 0) == NULL
+        || ngx_http_cms_deliver_copy(pool, &d->args[1], res, row, 5) == NULL)
+    {
+        goto failed;
+    }
+
+    n = 0;
+
+    if (ngx_http_cms_deliver_open(pool, mcf, res, row, 7, &secrets[n])
+        == NGX_OK)
+    {
+        n++;
+    }
+
+    if (!PQgetisnull(res, row, 8)
+        && ngx_http_cms_deliver_open(pool, mcf, res, row, 8, &secrets[n])
+           == NGX_OK)
+    {
+        n++;
+    }
+
+    rc = (n == 0) ? NGX_DECLINED
+                  : ngx_http_cms_deliver_request(d, res, row, secrets, n);
+
+    while (n--) {
+        ngx_explicit_memzero(secrets[n].data, secrets[n].len);
+    }
+
+    if (rc != NGX_OK) {
+        /* recorded as a failed attempt, retried on the schedule */
+        d->cl.error = (rc == NGX_DECLINED)
+                      ? "the endpoint's secret does not open"
+                      : "the request could not be made";
+        ngx_http_cms_deliver_busy++;
+        d->cl.finished = 1;
+        ngx_http_cms_deliver_done(&d->cl);
+        return NGX_OK;
+    }
+
+    if (ngx_http_cms_client_start(&d->cl) != NGX_OK) {
+        goto failed;
+    }
+
+    ngx_queue_insert_tail(&ngx_http_cms_deliver_flight, &d->queue);
+    ngx_http_cms_deliver_busy++;
+
+    return NGX_OK;
+
+failed:
+
+    ngx_destroy_pool(pool);
+
+    return NGX_ERROR;
+}
+
+
+/* the sealed secret (hex) of column col into its text, "whsec_..." */
+static ngx_int_t
+ngx_http_cms_deliver_open(ngx_pool_t *pool, ngx_http_cms_main_conf_t *mcf,
+    PGresult *res, int row, int col, ngx_str_t *secret)
+{
+    size_t     len;
+    u_char    *p;
+    ngx_str_t  sealed, aad;
+
+    len = PQgetlength(res, row, col);
+
+    sealed.len = len / 2;
+    sealed.data = ngx_pnalloc(pool, sealed.len + 1);
+    aad.len = sizeof(NGX_HTTP_CMS_DELIVER_AAD) - 1 + PQgetlength(res, row, 1);
+    aad.data = ngx_pnalloc(pool, aad.len);
+
+    if (sealed.data == NULL || aad.data == NULL
+        || cms_hex_decode(PQgetvalue(res, row, col), len, sealed.data) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    p = ngx_cpymem(aad.data, NGX_HTTP_CMS_DELIVER_AAD,
+                   sizeof(NGX_HTTP_CMS_DELIVER_AAD) - 1);
+    ngx_memcpy(p, PQgetvalue(res, row, 1), PQgetlength(res, row, 1));
+
+    if (ngx_http_cms_crypto_open(pool, mcf->aead_key, &aad, &sealed, secret)
+        != NGX_OK
+        || secret->len > NGX_HTTP_CMS_DELIVER_SECRET)
+    {
+        ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, 0,
+                      "cms: the secret of webhook %s does not open under "
+                      "this cms_secret", PQgetvalue(res, row, 1));
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The signatures of the row's body: x-service-signature with the current
+ * secret (secrets[0]), a webhook-signature v1 entry with each of the n
+ * secrets (the previous one while it still signs), over the attempt's
+ * timestamp.
+ */
+static ngx_int_t
+ngx_http_cms_deliver_sign(ngx_http_cms_deliver_sigs_t *sg, PGresult *res,
+    int row, ngx_str_t *secrets, ngx_uint_t n)
+{
+    u_char      *body;
+    size_t       blen, key_len;
+    ngx_int_t    rc;
+    ngx_uint_t   i;
+    u_char       key[CMS_WEBHOOK_KEY_MAX];
+
+    body = (u_char *) PQgetvalue(res, row, 4);
+    blen = PQgetlength(res, row, 4);
+
+    sg->n = n;
+    sg->ts_len = ngx_sprintf(sg->ts, "%T", ngx_time()) - sg->ts;
+
+    if (cms_webhook_sign_hex((char *) secrets[0].data, secrets[0].len, body,
+                             blen, sg->hex) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    rc = NGX_OK;
+
+    for (i = 0; i < n && rc == NGX_OK; i++) {
+        if (cms_webhook_key((char *) secrets[i].data, secrets[i].len, key,
+                            &key_len) != 0
+            || cms_webhook_sign_v1(key, key_len, PQgetvalue(res, row, 2),
+                                   PQgetlength(res, row, 2),
+                                   (char *) sg->ts, sg->ts_len, body, blen,
+                                   sg->v1[i]) != 0)
+        {
+            rc = NGX_ERROR;
+        }
+    }
+
+    ngx_explicit_memzero(key, sizeof(key));
+
+    return rc;
+}
+
+
+/*
+ * The POST: request line and Host from the endpoint's URL (stored
+ * normalized), the headers with the signatures, the stored body.
+ */
+/* long: the URL's parts, then one buffer written, header by header */
+static ngx_int_t
+ngx_http_cms_deliver_request(ngx_http_cms_deliver_t *d, PGresult *res,
+    int row, ngx_str_t *secrets, ngx_uint_t n)
+{
+    u_char                       *p, *url;
+    size_t                        blen;
+    ngx_uint_t                    i, v6;
+    cms_url_t                     u;
+    ngx_http_cms_deliver_sigs_t   sg;
+
+    url = (u_char *) PQgetvalue(res, row, 6);
+    blen = PQgetlength(res, row, 4);
+
+    if (cms_url_parse((char *) url, PQgetlength(res, row, 6),
+                      CMS_URL_HTTP | CMS_URL_HTTPS, &u) != CMS_URL_OK
+        || ngx_http_cms_deliver_sign(&sg, res, row, secrets, n) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    d->cl.host.len = u.host.len;
+    d->cl.host.data = ngx_pnalloc(d->cl.pool, u.host.len + 1);
+    d->cl.request.data = ngx_pnalloc(d->cl.pool,
+                                     PQgetlength(res, row, 6) + blen
+                                     + PQgetlength(res, row, 3) + 1024
+                                     + 2 * CMS_WEBHOOK_V1_LEN);
+
+    if (d->cl.host.data == NULL || d->cl.request.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    *ngx_cpymem(d->cl.host.data, url + u.host.off, u.host.len) = '\0';
+    d->cl.port = (in_port_t) u.port_num;
+    d->cl.ssl = u.https ? ((ngx_http_cms_main_conf_t *) d->cl.data)->hooks->ssl
+                        : NULL;
+    v6 = (u.host_type == CMS_URL_HOST_IPV6);
+
+    p = ngx_sprintf(d->cl.request.data, "POST %*s%s%*s HTTP/1.1\r\n"
+                    "Host: %s%V%s",
+                    u.path.len ? u.path.len : 1,
+                    u.path.len ? url + u.path.off : (u_char *) "/",
+                    u.has_query ? "?" : "", u.has_query ? u.query.len : 0,
+                    url + u.query.off, v6 ? "[" : "", &d->cl.host,
+                    v6 ? "]" : "");
+
+    if (u.has_port) {
+        p = ngx_sprintf(p, ":%ui", (ngx_uint_t) u.port_num);
+    }
+
+    p = ngx_sprintf(p, "\r\nContent-Type: application/json\r\n"
+                    "User-Agent: " NGX_HTTP_CMS_DELIVER_UA "\r\n"
+                    "Content-Length: %uz\r\nConnection: close\r\n"
+                    "x-service-signature: %*s\r\n"
+                    "x-service-event: %*s\r\n"
+                    "webhook-id: %*s\r\nwebhook-timestamp: %*s\r\n"
+                    "webhook-signature: %*s",
+                    blen, (size_t) CMS_WEBHOOK_HEX_LEN, sg.hex,
+                    (size_t) PQgetlength(res, row, 3), PQgetvalue(res, row, 3),
+                    (size_t) PQgetlength(res, row, 2), PQgetvalue(res, row, 2),
+                    sg.ts_len, sg.ts, (size_t) CMS_WEBHOOK_V1_LEN, sg.v1[0]);
+
+    for (i = 1; i < sg.n; i++) {
+        p = ngx_sprintf(p, " %*s", (size_t) CMS_WEBHOOK_V1_LEN, sg.v1[i]);
+    }
+
+    p = ngx_cpymem(p, "\r\n\r\n", 4);
+    p = ngx_cpymem(p, PQgetvalue(res, row, 4), blen);
+
+    d->cl.request.len = p - d->cl.request.data;
+
+    return NGX_OK;
+}
+
+
+/* the attempt's outcome into the database, which decides what follows */
+/* long: the six arguments, the log line, the statement, the next claim */
+static void
+ngx_http_cms_deliver_done(ngx_http_cms_client_t *cl)
+{
+    ngx_http_cms_main_conf_t *mcf = cl->data;
+
+    ngx_http_cms_deliver_t  *d;
+
+    d = (ngx_http_cms_deliver_t *) cl;
+
+    if (cl->status) {
+        d->args[2].data = d->code;
+        d->args[2].len = ngx_sprintf(d->code, "%ui", cl->status) - d->code;
+    }
+
+    d->args[3].data = d->ms;
+    d->args[3].len = ngx_sprintf(d->ms, "%M", cl->elapsed) - d->ms;
+
+    if (cl->error != NULL) {
+        d->args[4].data = (u_char *) cl->error;
+        d->args[4].len = ngx_strlen(cl->error);
+    }
+
+    d->args[5] = mcf->hooks->scale;
+
+    if (cl->error != NULL || cl->status < 200 || cl->status > 299) {
+        ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
+                      "cms: webhook delivery %V attempt %V to \"%V\" "
+                      "failed: %ui %s", &d->args[0], &d->args[1], &cl->host,
+                      cl->status, cl->error ? cl->error : "");
+    }
+
+    /* the statement copies its arguments: the pool may go at once */
+    if (ngx_http_cms_pg_job(&ngx_http_cms_deliver_result_sql, d->args, 6,
+                            ngx_http_cms_deliver_recorded, NULL)
+        != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: the outcome of webhook delivery %V could not "
+                      "be recorded; it is sent again once its lease ends",
+                      &d->args[0]);
+    }
+
+    if (d->queue.next != NULL) {
+        ngx_queue_remove(&d->queue);
+    }
+
+    ngx_destroy_pool(cl->pool);
+
+    ngx_http_cms_deliver_busy--;
+
+    if (ngx_http_cms_deliver_more && !ngx_http_cms_deliver_claiming
+        && !ngx_exiting && !ngx_terminate)
+    {
+        ngx_add_timer(&ngx_http_cms_deliver_ev, 1);
+    }
+}
+
+
+static void
+ngx_http_cms_deliver_recorded(void *data, PGresult *res)
+{
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: recording a webhook delivery failed%s%s",
+                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+    }
+}
+
+
+/* column col of the row, copied into pool as *s (terminated) */
+static ngx_str_t *
+ngx_http_cms_deliver_copy(ngx_pool_t *pool, ngx_str_t *s, PGresult *res,
+    int row, int col)
+{
+    s->len = PQgetlength(res, row, col);
+    s->data = ngx_pnalloc(pool, s->len + 1);
+
+    if (s->data == NULL) {
+        return NULL;
+    }
+
+    *ngx_cpymem(s->data, PQgetvalue(res, row, col), s->len) = '\0';
+
+    return s;
+}
+
+
+/*
+ * The worker exits: what is still in flight is abandoned, its connection
+ * closed with its pool (the client's cleanup); the leases make the rows
+ * due again.
+ */
+void
+ngx_http_cms_deliver_exit_process(void)
+{
+    ngx_queue_t             *q;
+    ngx_http_cms_deliver_t  *d;
+
+    if (ngx_http_cms_deliver_flight.next == NULL) {
+        return;
+    }
+
+    while (!ngx_queue_empty(&ngx_http_cms_deliver_flight)) {
+        q = ngx_queue_head(&ngx_http_cms_deliver_flight);
+        ngx_queue_remove(q);
+
+        d = ngx_queue_data(q, ngx_http_cms_deliver_t, queue);
+        ngx_destroy_pool(d->cl.pool);
+    }
+}

@@ -1,0 +1,49 @@
+
+/*
+ * Webhook delivery: the "cms_webhook_delivery" directive and worker 0's
+ * job that claims due deliveries (sql/0029_webhook_deliveries.sql),
+ * signs them (src/lib/cms_webhook.h) and posts them with the one-shot
+ * client (ngx_http_cms_client.h).
+ */
+
+
+#ifndef _NGX_HTTP_CMS_DELIVER_H_INCLUDED_
+#define _NGX_HTTP_CMS_DELIVER_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include "ngx_http_cms_module.h"
+
+
+struct ngx_http_cms_hooks_conf_s {
+    ngx_flag_t                  enable;       /* on: worker 0 delivers */
+    ngx_str_t                   ca;           /* ca=: empty, the system's */
+    ngx_msec_t                  timeout;      /* timeout=, a delivery's */
+    ngx_str_t                   scale;        /* retry_scale=, as text */
+    ngx_msec_t                  retention;    /* retention=, settled rows */
+    ngx_uint_t                  concurrency;  /* concurrency=, in flight */
+    ngx_ssl_t                  *ssl;          /* verifies endpoints */
+};
+
+
+/*
+ * "cms_webhook_delivery on|off [ca=FILE] [timeout=15s] [retry_scale=1]
+ * [retention=30d] [concurrency=32]"; off (no delivery) when absent
+ */
+char *ngx_http_cms_deliver_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+/* init_main_conf: the defaults, and the TLS context; NGX_OK/NGX_ERROR */
+ngx_int_t ngx_http_cms_deliver_conf_init(ngx_conf_t *cf,
+    ngx_http_cms_main_conf_t *mcf);
+
+/* worker 0: arms the job (ngx_http_cms_jobs_init_process calls it) */
+void ngx_http_cms_deliver_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_main_conf_t *mcf);
+
+/* worker exit: closes what is still in flight (abandoned) */
+void ngx_http_cms_deliver_exit_process(void);
+
+
+#endif /* _NGX_HTTP_CMS_DELIVER_H_INCLUDED_ */
