@@ -16,14 +16,16 @@
 # public surface: GET /v1/public/pages/{id}/sections?key= (10,000 pages, BENCH_PAGES)
 # and its 304, against the static copy and nginx's own 304 for it (goal: 0.8); and
 # GET /v1/files/{key}, a stored 10 KiB PNG, against nginx's static module serving the
-# same file from the same folder (goal: 0.9).
+# same file from the same folder (goal: 0.9); and webhook delivery: 10,000 queued
+# events to a local TLS receiver (goal: 2,000/s, GET /v1/health p99 under 50 ms).
 # Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
 # machine has 2 cores, and wrk, nginx and PostgreSQL share them, so one worker keeps the
 # comparison about per-request cost rather than about core scheduling.
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
-# BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone).
+# BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
+# webhooks: the webhook delivery row alone), BENCH_HOOKS [10000] (events delivered).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +51,29 @@ od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$prefix/conf/secret.key"
 psql -X -q -h 127.0.0.1 -p "$pg" -U postgres -d postgres \
     -c "CREATE DATABASE bench TEMPLATE $TEST_CMS_PG_TEMPLATE"
 
+# The webhook receiver's throwaway CA and certificate (for 127.0.0.1), made before the
+# module's nginx starts: its cms_webhook_delivery trusts that CA.
+hdir=$TEST_CMS_VAR/bench-hooks
+mkdir -p "$hdir"/{conf,logs,temp}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -keyout "$hdir/conf/ca.key" -out "$hdir/conf/ca.pem" -subj /CN=cms-bench-hooks-ca \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=keyCertSign,cRLSign 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$hdir/conf/server.key" -out "$hdir/conf/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+    >"$hdir/conf/server.ext"
+openssl x509 -req -in "$hdir/conf/server.csr" -CA "$hdir/conf/ca.pem" -CAkey "$hdir/conf/ca.key" \
+    -CAcreateserial -days 2 -extfile "$hdir/conf/server.ext" -out "$hdir/conf/server.crt" 2>/dev/null
+chmod 644 "$hdir/conf/"*
+
+# what both nginx configurations (the module's and the webhook receiver's) hold
+nginx_common='    access_log off;
+    client_body_temp_path temp/body;
+    proxy_temp_path temp/proxy;
+    fastcgi_temp_path temp/fastcgi;
+    uwsgi_temp_path temp/uwsgi;
+    scgi_temp_path temp/scgi;'
+
 cat >"$prefix/conf/nginx.conf" <<EOF
 load_module $module;
 worker_processes 1;
@@ -56,12 +81,7 @@ error_log logs/error.log warn;
 pid logs/nginx.pid;
 events { worker_connections 4096; }
 http {
-    access_log off;
-    client_body_temp_path temp/body;
-    proxy_temp_path temp/proxy;
-    fastcgi_temp_path temp/fastcgi;
-    uwsgi_temp_path temp/uwsgi;
-    scgi_temp_path temp/scgi;
+$nginx_common
     cms_postgres "hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres" max=$pg_max queue=1024;
     cms_redis 127.0.0.1:$redis max=8;
     cms_secret $prefix/conf/secret.key;
@@ -71,6 +91,9 @@ http {
     # the public surface's rate limit (120/min a site) would answer wrk 429
     cms_public_rate_limit off;
     cms_public_cache zone=cms_public:16m;
+    # webhook deliveries to the local receiver of the webhook row
+    cms_outbound_loopback on;
+    cms_webhook_delivery on ca=$hdir/conf/ca.pem;
     server {
         listen 127.0.0.1:$port backlog=1024;
         location /v1/ { cms; }
@@ -89,7 +112,12 @@ stop_nginx() {
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
 }
-trap stop_nginx EXIT
+hooks_pid=
+stop_all() {
+    [ -z "$hooks_pid" ] || kill -QUIT "$hooks_pid" 2>/dev/null || true
+    stop_nginx
+}
+trap stop_all EXIT
 
 /usr/sbin/nginx -p "$prefix/" -c "$prefix/conf/nginx.conf"
 for _ in $(seq 1 100); do
@@ -151,6 +179,7 @@ row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "
     "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" \
     "$(awk -v a="$2" -v b="$4" 'BEGIN {print a / b}')")"); }
 
+if [ "${BENCH_ONLY:-}" != webhooks ]; then
 # A stored object (src/ngx_http_cms_files.c): a 10 KiB PNG under cms_storage, by the API
 # and by nginx's static module (the same file, the same folder); no database on this path.
 fkey=bench/0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.png
@@ -179,6 +208,7 @@ static=$rate
 echo 'SELECT 1;' >"$prefix/select1.sql"
 run_pgbench "SELECT 1" "$prefix/select1.sql"
 row "GET /v1/health" "$health" "$static" "$tps"
+fi
 
 # A workspace with BENCH_ARTICLES (10,000) articles, and a key that reads them: a
 # near-empty table would hide a list that costs what the workspace holds.  Ten go
@@ -211,6 +241,88 @@ id=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
 hash=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
            -c "SELECT encode(secret_hash, 'hex') FROM api_keys LIMIT 1")
 auth=(-H "Authorization: Bearer $key")
+
+# Webhook delivery (issue 16): BENCH_HOOKS (10,000) events queued in one statement to an
+# endpoint on this machine (a second nginx, one worker, TLS with a throwaway CA, answering
+# 204), sent by the module's worker; the rate from the insert's commit until every row is
+# delivered (goal: 2,000/s), and GET /v1/health's latency meanwhile (wrk -t1 -c4, each
+# connection waiting 10 ms between requests, for as long as the delivery takes; goal: p99
+# under 50 ms).
+hooks_bench() {
+    local hport sport hconns hkey hook n t0 t1 done_n wpid out
+    n=${BENCH_HOOKS:-10000}
+    read -r hport sport < <("$root/scripts/free-ports" 2)
+    cat >"$hdir/conf/nginx.conf" <<CONF
+worker_processes 1;
+error_log logs/error.log warn;
+pid logs/nginx.pid;
+events { worker_connections 1024; }
+http {
+$nginx_common
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:$hport ssl;
+        ssl_certificate $hdir/conf/server.crt;
+        ssl_certificate_key $hdir/conf/server.key;
+        location / { return 204; }
+    }
+    server {
+        listen 127.0.0.1:$sport;
+        location / { stub_status; }
+    }
+}
+CONF
+    /usr/sbin/nginx -p "$hdir/" -c "$hdir/conf/nginx.conf"
+    hooks_pid=$(cat "$hdir/logs/nginx.pid")
+
+    hkey=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name bench-hooks \
+               --scopes webhooks:read,webhooks:write)
+    hook=$(curl -s -X POST -H "Authorization: Bearer $hkey" -H 'Content-Type: application/json' \
+               -d "{\"url\":\"https://127.0.0.1:$hport/hooks\",\"events\":[\"article.updated\"]}" \
+               "$url/v1/api/webhooks")
+    perl -MJSON::PP -e 'exit !decode_json($ARGV[0])->{webhook}{id}' "$hook" \
+        || { echo "bench: the webhook was not registered: $hook" >&2; exit 1; }
+
+    # a probe, not a load: each of 4 connections waits 10 ms between requests
+    echo 'function delay() return 10 end' >"$hdir/probe.lua"
+    wrk -t1 -c4 -d120s --latency -s "$hdir/probe.lua" "$url/v1/health" >"$hdir/wrk.out" &
+    wpid=$!
+    # the clock of the database: from the insert's commit to the last row recorded delivered
+    t0=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+        INSERT INTO outbox_events (workspace_id, type, data)
+        SELECT '$ws', 'article.updated', jsonb_build_object('n', g, 'title', 'Bench event ' || g)
+          FROM generate_series(1, $n) g" -c "SELECT extract(epoch FROM clock_timestamp())" | tail -1)
+    for _ in $(seq 1 600); do
+        done_n=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+                     -c "SELECT count(*) FROM webhook_deliveries WHERE status = 'delivered'")
+        [ "$done_n" -ge "$n" ] && break
+        sleep 0.2
+    done
+    t1=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+             -c "SELECT extract(epoch FROM max(delivered_at)) FROM webhook_deliveries")
+    kill -INT "$wpid"
+    wait "$wpid" || true
+    hconns=$(curl -s "http://127.0.0.1:$sport/" | awk 'NR == 3 {print $1}')
+    kill -QUIT "$hooks_pid" 2>/dev/null || true
+    out=$(cat "$hdir/wrk.out")
+    echo
+    echo "== webhook delivery: $n events, delivered $done_n, over $hconns connections"
+    psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+        -c "SELECT status, count(*), max(attempt), min(last_error), round(avg(last_duration_ms)) AS avg_ms, max(last_duration_ms) AS max_ms, max(updated_at) - min(created_at) AS span FROM webhook_deliveries GROUP BY 1"
+    echo "== GET /v1/health meanwhile (wrk -t1 -c4, 10 ms between requests)"
+    echo "$out" | sed -n '/50%/p;/99%/p;/Requests\/sec/p;/Non-2xx/p;/Socket errors/p'
+    [ "$done_n" -ge "$n" ] || { echo "bench: only $done_n of $n webhook deliveries in 120 s" >&2; exit 1; }
+    hooks_line=$(printf 'webhooks: %d delivered in %.2f s = %.0f/s (goal >= 2000); health p99 meanwhile %s (goal < 50ms)' \
+        "$n" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" \
+        "$(awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN {print n / (b - a)}')" \
+        "$(awk '/^ +99%/ {print $2}' <<<"$out")")
+    echo "$hooks_line"
+}
+hooks_line=
+if [ "${BENCH_ONLY:-}" = webhooks ]; then
+    hooks_bench
+    exit 0
+fi
 
 # The statements the routes run (src/ngx_http_cms_auth.h, src/ngx_http_cms_articles.c).
 keysql="SELECT k.id, k.workspace_id, k.created_by, m.role, array_to_string(k.scopes, ' '), w.suspended, encode(k.secret_hash, 'hex')"
@@ -552,8 +664,11 @@ b=$rate
 run_pgbench "the same two statements" "$prefix/record.sql"
 row "POST .../payments/{id}/record" "$a" "$b" "$tps"
 
+hooks_bench
+
 report
 echo "$scale_line"
+echo "$hooks_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2

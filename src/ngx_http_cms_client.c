@@ -4,7 +4,8 @@
  * an event: resolved -> the address checked -> connected -> (TLS
  * handshake, certificate verified) -> request sent -> head read -> body
  * drained (bounded) -> finish.  Any failure, or the timer, finishes with
- * an error; finish closes the connection before done() runs.
+ * an error; finish keeps the connection idle for the next exchange (the
+ * answer read to its end) or closes it, before done() runs.
  */
 
 
@@ -30,6 +31,40 @@ static void ngx_http_cms_client_finish(ngx_http_cms_client_t *cl,
     const char *error);
 static void ngx_http_cms_client_close(ngx_http_cms_client_t *cl);
 static void ngx_http_cms_client_cleanup(void *data);
+static ngx_int_t ngx_http_cms_client_lookup(ngx_http_cms_client_t *cl);
+static ngx_int_t ngx_http_cms_client_reuse(ngx_http_cms_client_t *cl);
+static void ngx_http_cms_client_park(ngx_http_cms_client_t *cl);
+static void ngx_http_cms_client_idle(ngx_event_t *ev);
+
+
+#define NGX_HTTP_CMS_CLIENT_IDLE      30000    /* ms an idle connection */
+#define NGX_HTTP_CMS_CLIENT_AGE       60000    /* ms, reused until then */
+#define NGX_HTTP_CMS_CLIENT_IDLE_MAX  64       /* idle, per process */
+
+
+/* a connection: its own pool (the TLS state is in it), idle or in use */
+typedef struct {
+    ngx_queue_t                 queue;      /* idle */
+    ngx_pool_t                 *pool;
+    ngx_connection_t           *c;
+    ngx_str_t                   host;
+    in_port_t                   port;
+    ngx_ssl_t                  *ssl;
+    ngx_sockaddr_t              sockaddr;
+    socklen_t                   socklen;
+    ngx_str_t                   name;       /* the address, as text */
+    ngx_msec_t                  born;
+    ngx_log_t                   log;        /* while idle */
+} ngx_http_cms_client_conn_t;
+
+
+static ngx_http_cms_client_conn_t *ngx_http_cms_client_conn(
+    ngx_http_cms_client_t *cl);
+static void ngx_http_cms_client_conn_close(ngx_http_cms_client_conn_t *conn);
+
+
+static ngx_queue_t  ngx_http_cms_client_idle_queue;
+static ngx_uint_t   ngx_http_cms_client_nidle;
 
 
 ngx_int_t
@@ -61,6 +96,20 @@ ngx_http_cms_client_start(ngx_http_cms_client_t *cl)
     cl->timer.cancelable = 1;
     ngx_add_timer(&cl->timer, cl->timeout);
 
+    if (ngx_http_cms_client_reuse(cl) == NGX_OK) {
+        return NGX_OK;
+    }
+
+    return ngx_http_cms_client_lookup(cl);
+}
+
+
+/* a new connection begins with the lookup of the host */
+static ngx_int_t
+ngx_http_cms_client_lookup(ngx_http_cms_client_t *cl)
+{
+    cl->step = "timed out resolving the host";
+
     if (ngx_http_cms_resolve_start(cl->pool, &cl->log, &cl->host,
                                    ngx_http_cms_client_resolved, cl)
         == NULL)
@@ -70,6 +119,65 @@ ngx_http_cms_client_start(ngx_http_cms_client_t *cl)
         ngx_del_timer(&cl->timer);
         ngx_add_timer(&cl->timer, 1);
     }
+
+    return NGX_OK;
+}
+
+
+/* an idle connection to the same host, port and TLS context, if any */
+/* long: the search, then the connection handed over to this exchange */
+static ngx_int_t
+ngx_http_cms_client_reuse(ngx_http_cms_client_t *cl)
+{
+    ngx_queue_t                 *q;
+    ngx_connection_t            *c;
+    ngx_http_cms_client_conn_t  *conn;
+
+    if (ngx_http_cms_client_idle_queue.next == NULL) {
+        ngx_queue_init(&ngx_http_cms_client_idle_queue);
+    }
+
+    for (q = ngx_queue_head(&ngx_http_cms_client_idle_queue);
+         q != ngx_queue_sentinel(&ngx_http_cms_client_idle_queue);
+         q = ngx_queue_next(q))
+    {
+        conn = ngx_queue_data(q, ngx_http_cms_client_conn_t, queue);
+
+        if (conn->ssl == cl->ssl && conn->port == cl->port
+            && conn->host.len == cl->host.len
+            && ngx_strncmp(conn->host.data, cl->host.data, cl->host.len) == 0
+            && ngx_current_msec - conn->born < NGX_HTTP_CMS_CLIENT_AGE)
+        {
+            break;
+        }
+    }
+
+    if (q == ngx_queue_sentinel(&ngx_http_cms_client_idle_queue)) {
+        return NGX_DECLINED;
+    }
+
+    ngx_queue_remove(q);
+    ngx_http_cms_client_nidle--;
+
+    c = conn->c;
+
+    if (c->read->timer_set) {
+        ngx_del_timer(c->read);
+    }
+
+    cl->conn = conn;
+    cl->peer.connection = c;
+    cl->reused = 1;
+    cl->step = "timed out waiting for the answer";
+
+    c->data = cl;
+    c->log = &cl->log;
+    c->read->log = &cl->log;
+    c->write->log = &cl->log;
+    c->read->handler = ngx_http_cms_client_read;
+    c->write->handler = ngx_http_cms_client_write;
+
+    ngx_post_event(c->write, &ngx_posted_events);
 
     return NGX_OK;
 }
@@ -86,6 +194,8 @@ ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
 {
     ngx_http_cms_client_t *cl = data;
 
+    ngx_http_cms_client_conn_t  *conn;
+
     if (ngx_exiting || ngx_terminate) {
         ngx_http_cms_client_finish(cl, "abandoned: the worker is quitting");
         return;
@@ -98,27 +208,27 @@ ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
         return;
     }
 
-    ngx_memcpy(&cl->sockaddr, addrs[0].sockaddr, addrs[0].socklen);
-    cl->socklen = addrs[0].socklen;
-    ngx_inet_set_port(&cl->sockaddr.sockaddr, cl->port);
-
-    cl->name.data = ngx_pnalloc(cl->pool, NGX_SOCKADDR_STRLEN);
-    if (cl->name.data == NULL) {
+    conn = ngx_http_cms_client_conn(cl);
+    if (conn == NULL) {
         ngx_http_cms_client_finish(cl, "out of memory");
         return;
     }
 
-    cl->name.len = ngx_sock_ntop(&cl->sockaddr.sockaddr, cl->socklen,
-                                 cl->name.data, NGX_SOCKADDR_STRLEN, 1);
+    ngx_memcpy(&conn->sockaddr, addrs[0].sockaddr, addrs[0].socklen);
+    conn->socklen = addrs[0].socklen;
+    ngx_inet_set_port(&conn->sockaddr.sockaddr, cl->port);
 
-    addrs[0].sockaddr = &cl->sockaddr.sockaddr;
+    conn->name.len = ngx_sock_ntop(&conn->sockaddr.sockaddr, conn->socklen,
+                                   conn->name.data, NGX_SOCKADDR_STRLEN, 1);
+
+    addrs[0].sockaddr = &conn->sockaddr.sockaddr;
 
     if (ngx_http_cms_outbound_all_allowed(&addrs[0], 1, cl->ssl == NULL)
         != NGX_OK)
     {
         ngx_log_error(NGX_LOG_WARN, &cl->log, 0,
                       "cms: webhook host \"%V\" is at %V, an address "
-                      "deliveries may not go to", &cl->host, &cl->name);
+                      "deliveries may not go to", &cl->host, &conn->name);
         ngx_http_cms_client_finish(cl, "the host's address is not public");
         return;
     }
@@ -128,15 +238,57 @@ ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
 }
 
 
+/* a connection's state, in a pool of its own, for the host */
+static ngx_http_cms_client_conn_t *
+ngx_http_cms_client_conn(ngx_http_cms_client_t *cl)
+{
+    ngx_pool_t                  *pool;
+    ngx_http_cms_client_conn_t  *conn;
+
+    pool = ngx_create_pool(2048, ngx_cycle->log);
+    if (pool == NULL) {
+        return NULL;
+    }
+
+    conn = ngx_pcalloc(pool, sizeof(ngx_http_cms_client_conn_t));
+
+    if (conn == NULL) {
+        ngx_destroy_pool(pool);
+        return NULL;
+    }
+
+    conn->pool = pool;
+    conn->port = cl->port;
+    conn->ssl = cl->ssl;
+    conn->born = ngx_current_msec;
+    conn->log = *ngx_cycle->log;
+    conn->host.len = cl->host.len;
+    conn->host.data = ngx_pstrdup(pool, &cl->host);
+    conn->name.data = ngx_pnalloc(pool, NGX_SOCKADDR_STRLEN);
+
+    if (conn->host.data == NULL || conn->name.data == NULL) {
+        ngx_destroy_pool(pool);
+        return NULL;
+    }
+
+    cl->conn = conn;
+
+    return conn;
+}
+
+
 static void
 ngx_http_cms_client_connect(ngx_http_cms_client_t *cl)
 {
-    ngx_int_t          rc;
-    ngx_connection_t  *c;
+    ngx_int_t                    rc;
+    ngx_connection_t            *c;
+    ngx_http_cms_client_conn_t  *conn;
 
-    cl->peer.sockaddr = &cl->sockaddr.sockaddr;
-    cl->peer.socklen = cl->socklen;
-    cl->peer.name = &cl->name;
+    conn = cl->conn;
+
+    cl->peer.sockaddr = &conn->sockaddr.sockaddr;
+    cl->peer.socklen = conn->socklen;
+    cl->peer.name = &conn->name;
     cl->peer.get = ngx_event_get_peer;
     cl->peer.log = &cl->log;
     cl->peer.log_error = NGX_ERROR_INFO;
@@ -150,8 +302,9 @@ ngx_http_cms_client_connect(ngx_http_cms_client_t *cl)
     }
 
     c = cl->peer.connection;
+    conn->c = c;
     c->data = cl;
-    c->pool = cl->pool;
+    c->pool = conn->pool;
     c->log = &cl->log;
     c->read->log = &cl->log;
     c->write->log = &cl->log;
@@ -206,7 +359,8 @@ ngx_http_cms_client_tls_done(ngx_connection_t *c)
     }
 
     if (ngx_http_cms_crypto_tls_verify(c, &cl->host, "a webhook endpoint",
-                                       &cl->name)
+                                       &((ngx_http_cms_client_conn_t *)
+                                         cl->conn)->name)
         != NGX_OK)
     {
         ngx_http_cms_client_finish(cl, "the TLS certificate is not trusted "
@@ -361,13 +515,16 @@ ngx_http_cms_client_read(ngx_event_t *rev)
  * The head so far: NGX_AGAIN (incomplete), NGX_OK (complete: the status,
  * Content-Length, the body bytes that came with it counted), NGX_ERROR.
  */
+/* long: the status line, then each header that says where the answer ends */
 static ngx_int_t
 ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
 {
-    u_char     *p, *end, *eol, *last;
-    ngx_int_t   status, len;
+    u_char      *p, *end, *eol, *last;
+    ngx_int_t    status, len;
+    ngx_uint_t   chunked;
 
     last = cl->head + cl->nhead;
+    chunked = 0;
 
     if (cl->nhead >= 12
         && (ngx_strncmp(cl->head, "HTTP/1.", 7) != 0 || cl->head[8] != ' '))
@@ -391,6 +548,9 @@ ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
 
     cl->status = status;
 
+    /* HTTP/1.1 keeps the connection unless the answer says otherwise */
+    cl->keep = (cl->head[7] == '1');
+
     for (p = cl->head; p < end; p = eol + 2) {
         eol = ngx_strnstr(p, "\r\n", end + 2 - p);
 
@@ -400,11 +560,34 @@ ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
             for (p += 15; p < eol && *p == ' '; p++) { /* void */ }
             len = ngx_atoi(p, eol - p);
             cl->body = (len == NGX_ERROR) ? -1 : len;
+
+        } else if (eol - p > 18
+                   && ngx_strncasecmp(p, (u_char *) "transfer-encoding:",
+                                      18) == 0)
+        {
+            /* not read: the connection is closed under it */
+            chunked = 1;
+
+        } else if (eol - p > 11
+                   && ngx_strncasecmp(p, (u_char *) "connection:", 11) == 0
+                   && ngx_strlcasestrn(p + 11, eol, (u_char *) "close", 4)
+                      != NULL)
+        {
+            cl->keep = 0;
         }
+    }
+
+    if (status == 204 || status == 304 || status < 200 || chunked) {
+        cl->body = 0;
     }
 
     cl->headers = 1;
     cl->got = last - (end + 4);
+
+    if (chunked || cl->body < 0 || (off_t) cl->got > cl->body) {
+        /* the answer's end unknown, or more came than it said */
+        cl->keep = 0;
+    }
 
     if (cl->body >= 0) {
         cl->body = ngx_max(cl->body - (off_t) cl->got, 0);
@@ -419,15 +602,34 @@ ngx_http_cms_client_timeout(ngx_event_t *ev)
 {
     ngx_http_cms_client_t *cl = ev->data;
 
+    cl->timedout = 1;
     ngx_http_cms_client_finish(cl, cl->error ? cl->error : cl->step);
 }
 
 
-/* the outcome, the connection closed, then done() (which may free all) */
+/*
+ * The outcome: the connection kept or closed, then done() (which may free
+ * all).  A kept connection that failed before any byte of answer was most
+ * likely closed by the server while idle: the exchange is made once more
+ * on a new one, within the same timer.
+ */
 static void
 ngx_http_cms_client_finish(ngx_http_cms_client_t *cl, const char *error)
 {
     if (cl->finished) {
+        return;
+    }
+
+    if (error != NULL && cl->reused && !cl->retried && !cl->timedout
+        && cl->nhead == 0 && !ngx_exiting && !ngx_terminate)
+    {
+        ngx_http_cms_client_close(cl);
+        ngx_add_timer(&cl->timer, cl->timeout - (ngx_current_msec - cl->start));
+
+        cl->reused = 0;
+        cl->retried = 1;
+        cl->pos = cl->request.data;
+        (void) ngx_http_cms_client_lookup(cl);
         return;
     }
 
@@ -441,29 +643,134 @@ ngx_http_cms_client_finish(ngx_http_cms_client_t *cl, const char *error)
                       "bytes of body", &cl->host, cl->got);
     }
 
-    ngx_http_cms_client_close(cl);
+    if (error == NULL && cl->keep && cl->body == 0
+        && cl->got < NGX_HTTP_CMS_CLIENT_BODY
+        && ngx_http_cms_client_nidle < NGX_HTTP_CMS_CLIENT_IDLE_MAX
+        && !ngx_exiting && !ngx_terminate)
+    {
+        ngx_http_cms_client_park(cl);
+
+    } else {
+        ngx_http_cms_client_close(cl);
+    }
 
     cl->done(cl);
+}
+
+
+/* the connection, its answer read to the end, waits for the next one */
+static void
+ngx_http_cms_client_park(ngx_http_cms_client_t *cl)
+{
+    ngx_connection_t            *c;
+    ngx_http_cms_client_conn_t  *conn;
+
+    if (cl->timer.timer_set) {
+        ngx_del_timer(&cl->timer);
+    }
+
+    conn = cl->conn;
+    c = conn->c;
+
+    cl->conn = NULL;
+    cl->peer.connection = NULL;
+
+    c->data = conn;
+    c->log = &conn->log;
+    c->read->log = &conn->log;
+    c->write->log = &conn->log;
+    c->read->handler = ngx_http_cms_client_idle;
+    c->write->handler = ngx_http_cms_client_idle;
+    c->read->cancelable = 1;
+
+    ngx_add_timer(c->read, NGX_HTTP_CMS_CLIENT_IDLE);
+
+    if (ngx_handle_read_event(c->read, 0) != NGX_OK) {
+        ngx_http_cms_client_conn_close(conn);
+        return;
+    }
+
+    ngx_queue_insert_head(&ngx_http_cms_client_idle_queue, &conn->queue);
+    ngx_http_cms_client_nidle++;
+
+    if (c->read->ready) {
+        ngx_post_event(c->read, &ngx_posted_events);
+    }
+}
+
+
+/*
+ * An idle connection: anything readable (the server closed it, or sent
+ * what nobody asked for), its idle time over, or a graceful quit (nginx
+ * closes idle connections) ends it.
+ */
+static void
+ngx_http_cms_client_idle(ngx_event_t *ev)
+{
+    u_char                       buf;
+    ssize_t                      n;
+    ngx_connection_t            *c;
+    ngx_http_cms_client_conn_t  *conn;
+
+    c = ev->data;
+    conn = c->data;
+
+    if (ev->write) {
+        return;
+    }
+
+    if (!c->close && !ev->timedout) {
+        n = recv(c->fd, &buf, 1, MSG_PEEK);
+
+        if (n == -1 && ngx_socket_errno == NGX_EAGAIN) {
+            ev->ready = 0;
+
+            if (ngx_handle_read_event(ev, 0) == NGX_OK) {
+                return;
+            }
+        }
+    }
+
+    ngx_queue_remove(&conn->queue);
+    ngx_http_cms_client_nidle--;
+    ngx_http_cms_client_conn_close(conn);
 }
 
 
 static void
 ngx_http_cms_client_close(ngx_http_cms_client_t *cl)
 {
-    ngx_connection_t  *c;
-
     if (cl->timer.timer_set) {
         ngx_del_timer(&cl->timer);
     }
 
-    c = cl->peer.connection;
-
-    if (c != NULL) {
-        ngx_http_cms_crypto_tls_close(c);
-        c->pool = NULL;                     /* cl's, not the connection's */
-        ngx_close_connection(c);
+    if (cl->conn != NULL) {
+        ngx_http_cms_client_conn_close(cl->conn);
+        cl->conn = NULL;
         cl->peer.connection = NULL;
     }
+}
+
+
+/* the connection closed, if there is one, and its state freed */
+static void
+ngx_http_cms_client_conn_close(ngx_http_cms_client_conn_t *conn)
+{
+    ngx_connection_t  *c;
+
+    c = conn->c;
+
+    if (c != NULL) {
+        if (c->read->timer_set) {
+            ngx_del_timer(c->read);
+        }
+
+        ngx_http_cms_crypto_tls_close(c);
+        c->pool = NULL;                     /* destroyed below */
+        ngx_close_connection(c);
+    }
+
+    ngx_destroy_pool(conn->pool);
 }
 
 
@@ -475,4 +782,27 @@ ngx_http_cms_client_cleanup(void *data)
 
     cl->finished = 1;
     ngx_http_cms_client_close(cl);
+}
+
+
+/* the worker exits: the idle connections are closed */
+void
+ngx_http_cms_client_exit_process(void)
+{
+    ngx_queue_t                 *q;
+    ngx_http_cms_client_conn_t  *conn;
+
+    if (ngx_http_cms_client_idle_queue.next == NULL) {
+        return;
+    }
+
+    while (!ngx_queue_empty(&ngx_http_cms_client_idle_queue)) {
+        q = ngx_queue_head(&ngx_http_cms_client_idle_queue);
+        ngx_queue_remove(q);
+
+        conn = ngx_queue_data(q, ngx_http_cms_client_conn_t, queue);
+        ngx_http_cms_client_conn_close(conn);
+    }
+
+    ngx_http_cms_client_nidle = 0;
 }

@@ -7,9 +7,18 @@
  * connect non-blocking (ngx_event_connect_peer), TLS on nginx's SSL
  * connection with SNI and the certificate verified, the request written,
  * and the answer read bounded: the status line and headers (at most
- * 8 KiB), then at most 64 KiB of body, discarded, and the connection
- * closed.  One timer bounds the whole exchange; it is cancelable, so a
- * quitting worker does not wait for it (the exchange is abandoned).
+ * 8 KiB), then at most 64 KiB of body, discarded.  One timer bounds the
+ * whole exchange; it is cancelable, so a quitting worker does not wait
+ * for it (the exchange is abandoned).
+ *
+ * Connections are kept alive per process: after an answer whose end was
+ * read (HTTP/1.1, a Content-Length or no body, no "Connection: close"),
+ * the connection waits idle (at most 30 s, at most 64 of them, none older
+ * than 60 s reused), and the next exchange with the same host, port and
+ * TLS context takes it without a lookup or a handshake: its address is the
+ * one checked when it was connected.  An exchange on a kept connection
+ * that fails before any byte of answer (the server closed it meanwhile)
+ * is made once more on a new connection.
  */
 
 
@@ -52,9 +61,7 @@ struct ngx_http_cms_client_s {
     ngx_log_t                      log;
     ngx_event_t                    timer;
     ngx_peer_connection_t          peer;
-    ngx_sockaddr_t                 sockaddr;
-    socklen_t                      socklen;
-    ngx_str_t                      name;      /* the address, as text */
+    void                          *conn;      /* the connection's state */
     ngx_msec_t                     start;
     const char                    *step;      /* for a timeout's error */
     u_char                        *pos;       /* request bytes to send */
@@ -64,6 +71,10 @@ struct ngx_http_cms_client_s {
     size_t                         got;       /* body bytes read */
     unsigned                       headers:1;
     unsigned                       finished:1;
+    unsigned                       keep:1;    /* the answer allows reuse */
+    unsigned                       reused:1;  /* on a kept connection */
+    unsigned                       retried:1;
+    unsigned                       timedout:1;
 };
 
 
@@ -73,6 +84,9 @@ struct ngx_http_cms_client_s {
  * everything).  NGX_OK, or NGX_ERROR (no memory: done() is not called).
  */
 ngx_int_t ngx_http_cms_client_start(ngx_http_cms_client_t *cl);
+
+/* closes the connections kept idle (the worker exits) */
+void ngx_http_cms_client_exit_process(void);
 
 
 #endif /* _NGX_HTTP_CMS_CLIENT_H_INCLUDED_ */

@@ -26,9 +26,11 @@
 #include "ngx_http_cms_client.h"
 #include "ngx_http_cms_conf.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_json.h"
 #include "ngx_http_cms_pg.h"
 #include "cms_hex.h"
 #include "cms_url.h"
+#include "cms_uuid.h"
 #include "cms_webhook.h"
 
 
@@ -41,10 +43,19 @@
 typedef struct {
     ngx_http_cms_client_t       cl;          /* first: the client's */
     ngx_queue_t                 queue;       /* in flight */
-    ngx_str_t                   args[6];     /* the result's */
-    u_char                      ms[NGX_INT_T_LEN];
-    u_char                      code[NGX_INT_T_LEN];
+    ngx_str_t                   id;          /* the row's */
+    ngx_str_t                   attempt;
 } ngx_http_cms_deliver_t;
+
+
+/* an attempt's outcome, waiting to be recorded with others */
+typedef struct {
+    u_char                      id[CMS_UUID_LEN];
+    ngx_uint_t                  attempt;
+    ngx_uint_t                  status;      /* 0: no answer */
+    ngx_msec_t                  ms;
+    const char                 *error;       /* a literal, or NULL */
+} ngx_http_cms_deliver_outcome_t;
 
 
 /* an attempt's signatures */
@@ -71,6 +82,8 @@ static ngx_int_t ngx_http_cms_deliver_sign(ngx_http_cms_deliver_sigs_t *sg,
 static ngx_int_t ngx_http_cms_deliver_request(ngx_http_cms_deliver_t *d,
     PGresult *res, int row, ngx_str_t *secrets, ngx_uint_t n);
 static void ngx_http_cms_deliver_done(ngx_http_cms_client_t *cl);
+static void ngx_http_cms_deliver_wake(ngx_http_cms_main_conf_t *mcf);
+static void ngx_http_cms_deliver_record(ngx_http_cms_main_conf_t *mcf);
 static void ngx_http_cms_deliver_recorded(void *data, PGresult *res);
 static ngx_str_t *ngx_http_cms_deliver_copy(ngx_pool_t *pool, ngx_str_t *s,
     PGresult *res, int row, int col);
@@ -99,12 +112,11 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_deliver_claim_sql =
         "$1::integer, make_interval(secs => $2::float8))",
         2);
 
-/* $1 delivery, $2 attempt, $3 status code, $4 ms, $5 error, $6 scale */
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_deliver_result_sql =
+/* $1 the outcomes, [{id, attempt, code, ms, error}], $2 the scale */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_deliver_results_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_webhook_delivery_result($1::uuid, $2::integer,"
-        " $3::integer, $4::integer, $5, $6::float8)",
-        6);
+        "SELECT cms_webhook_delivery_results($1::jsonb, $2::float8)",
+        2);
 
 
 static ngx_event_t  ngx_http_cms_deliver_ev;
@@ -112,6 +124,8 @@ static ngx_queue_t  ngx_http_cms_deliver_flight;
 static ngx_uint_t   ngx_http_cms_deliver_busy;      /* in flight */
 static ngx_uint_t   ngx_http_cms_deliver_claiming;
 static ngx_uint_t   ngx_http_cms_deliver_more;      /* the last claim full */
+static ngx_array_t  ngx_http_cms_deliver_outcomes;  /* to be recorded */
+static ngx_uint_t   ngx_http_cms_deliver_recording;
 
 
 /* long: on or off, the parameters, then retry_scale= checked */
@@ -259,6 +273,14 @@ ngx_http_cms_deliver_init_process(ngx_cycle_t *cycle,
 
     ngx_queue_init(&ngx_http_cms_deliver_flight);
 
+    if (ngx_array_init(&ngx_http_cms_deliver_outcomes, cycle->pool,
+                       mcf->hooks->concurrency * 2,
+                       sizeof(ngx_http_cms_deliver_outcome_t))
+        != NGX_OK)
+    {
+        return;
+    }
+
     ngx_http_cms_deliver_ev.handler = ngx_http_cms_deliver_tick;
     ngx_http_cms_deliver_ev.data = mcf;
     ngx_http_cms_deliver_ev.log = cycle->log;
@@ -342,8 +364,8 @@ ngx_http_cms_deliver_claimed(void *data, PGresult *res)
     ngx_http_cms_deliver_more = (rows > 0 && (ngx_uint_t) rows == room);
 
     if (!ngx_exiting && !ngx_terminate) {
-        ngx_add_timer(&ngx_http_cms_deliver_ev,
-                      ngx_http_cms_deliver_more ? 1 : mcf->events_interval);
+        ngx_add_timer(&ngx_http_cms_deliver_ev, mcf->events_interval);
+        ngx_http_cms_deliver_wake(mcf);
     }
 }
 
@@ -374,8 +396,8 @@ ngx_http_cms_deliver_one(ngx_http_cms_main_conf_t *mcf, PGresult *res,
     d->cl.done = ngx_http_cms_deliver_done;
     d->cl.data = mcf;
 
-    if (ngx_http_cms_deliver_copy(pool, &d->args[0], res, row, 0) == NULL
-        || ngx_http_cms_deliver_copy(pool, &d->args[1], res, row, 5) == NULL)
+    if (ngx_http_cms_deliver_copy(pool, &d->id, res, row, 0) == NULL
+        || ngx_http_cms_deliver_copy(pool, &d->attempt, res, row, 5) == NULL)
     {
         goto failed;
     }
@@ -574,7 +596,7 @@ ngx_http_cms_deliver_request(ngx_http_cms_deliver_t *d, PGresult *res,
 
     p = ngx_sprintf(p, "\r\nContent-Type: application/json\r\n"
                     "User-Agent: " NGX_HTTP_CMS_DELIVER_UA "\r\n"
-                    "Content-Length: %uz\r\nConnection: close\r\n"
+                    "Content-Length: %uz\r\n"
                     "x-service-signature: %*s\r\n"
                     "x-service-event: %*s\r\n"
                     "webhook-id: %*s\r\nwebhook-timestamp: %*s\r\n"
@@ -597,48 +619,47 @@ ngx_http_cms_deliver_request(ngx_http_cms_deliver_t *d, PGresult *res,
 }
 
 
-/* the attempt's outcome into the database, which decides what follows */
-/* long: the six arguments, the log line, the statement, the next claim */
+/*
+ * The attempt's outcome, kept to be recorded (the database decides what
+ * follows); recorded at once when no batch is being written, else with
+ * the next batch.
+ */
 static void
 ngx_http_cms_deliver_done(ngx_http_cms_client_t *cl)
 {
     ngx_http_cms_main_conf_t *mcf = cl->data;
 
-    ngx_http_cms_deliver_t  *d;
+    ngx_int_t                        attempt;
+    ngx_http_cms_deliver_t          *d;
+    ngx_http_cms_deliver_outcome_t  *o;
 
     d = (ngx_http_cms_deliver_t *) cl;
-
-    if (cl->status) {
-        d->args[2].data = d->code;
-        d->args[2].len = ngx_sprintf(d->code, "%ui", cl->status) - d->code;
-    }
-
-    d->args[3].data = d->ms;
-    d->args[3].len = ngx_sprintf(d->ms, "%M", cl->elapsed) - d->ms;
-
-    if (cl->error != NULL) {
-        d->args[4].data = (u_char *) cl->error;
-        d->args[4].len = ngx_strlen(cl->error);
-    }
-
-    d->args[5] = mcf->hooks->scale;
 
     if (cl->error != NULL || cl->status < 200 || cl->status > 299) {
         ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
                       "cms: webhook delivery %V attempt %V to \"%V\" "
-                      "failed: %ui %s", &d->args[0], &d->args[1], &cl->host,
+                      "failed: %ui %s", &d->id, &d->attempt, &cl->host,
                       cl->status, cl->error ? cl->error : "");
     }
 
-    /* the statement copies its arguments: the pool may go at once */
-    if (ngx_http_cms_pg_job(&ngx_http_cms_deliver_result_sql, d->args, 6,
-                            ngx_http_cms_deliver_recorded, NULL)
-        != NGX_OK)
-    {
+    attempt = ngx_atoi(d->attempt.data, d->attempt.len);
+    o = ngx_array_push(&ngx_http_cms_deliver_outcomes);
+
+    if (o == NULL || attempt == NGX_ERROR || d->id.len != CMS_UUID_LEN) {
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
                       "cms: the outcome of webhook delivery %V could not "
-                      "be recorded; it is sent again once its lease ends",
-                      &d->args[0]);
+                      "be kept; it is sent again once its lease ends",
+                      &d->id);
+        if (o != NULL) {
+            ngx_http_cms_deliver_outcomes.nelts--;
+        }
+
+    } else {
+        ngx_memcpy(o->id, d->id.data, CMS_UUID_LEN);
+        o->attempt = attempt;
+        o->status = cl->status;
+        o->ms = cl->elapsed;
+        o->error = cl->error;
     }
 
     if (d->queue.next != NULL) {
@@ -649,22 +670,129 @@ ngx_http_cms_deliver_done(ngx_http_cms_client_t *cl)
 
     ngx_http_cms_deliver_busy--;
 
-    if (ngx_http_cms_deliver_more && !ngx_http_cms_deliver_claiming
-        && !ngx_exiting && !ngx_terminate)
+    ngx_http_cms_deliver_record(mcf);
+
+    ngx_http_cms_deliver_wake(mcf);
+}
+
+
+/*
+ * While rows wait (the last claim was full), claims again as soon as half
+ * the room is free: claims of a few rows each would cost a statement a
+ * delivery.  The tick's timer is replaced, not added to: nginx keeps a
+ * timer that would move by less than 300 ms.
+ */
+static void
+ngx_http_cms_deliver_wake(ngx_http_cms_main_conf_t *mcf)
+{
+    if (!ngx_http_cms_deliver_more || ngx_http_cms_deliver_claiming
+        || ngx_http_cms_deliver_busy > mcf->hooks->concurrency / 2
+        || ngx_exiting || ngx_terminate)
     {
-        ngx_add_timer(&ngx_http_cms_deliver_ev, 1);
+        return;
     }
+
+    if (ngx_http_cms_deliver_ev.timer_set) {
+        ngx_del_timer(&ngx_http_cms_deliver_ev);
+    }
+
+    ngx_add_timer(&ngx_http_cms_deliver_ev, 1);
+}
+
+
+/* long: the kept outcomes as one JSON array, one statement */
+static void
+ngx_http_cms_deliver_record(ngx_http_cms_main_conf_t *mcf)
+{
+    size_t                           len;
+    u_char                          *json, *p;
+    ngx_str_t                        args[2];
+    ngx_uint_t                       i, n;
+    ngx_http_cms_deliver_outcome_t  *o;
+
+    n = ngx_http_cms_deliver_outcomes.nelts;
+
+    if (ngx_http_cms_deliver_recording || n == 0) {
+        return;
+    }
+
+    o = ngx_http_cms_deliver_outcomes.elts;
+    len = 2;
+
+    for (i = 0; i < n; i++) {
+        len += sizeof("{\"id\":\"\",\"attempt\":,\"code\":,\"ms\":,"
+                      "\"error\":\"\"},") - 1
+               + CMS_UUID_LEN + 3 * NGX_INT_T_LEN
+               + (o[i].error ? ngx_http_cms_json_escaped_len(
+                                   (u_char *) o[i].error,
+                                   ngx_strlen(o[i].error))
+                             : 4);
+    }
+
+    json = ngx_alloc(len, ngx_cycle->log);
+    if (json == NULL) {
+        return;                       /* kept: tried with the next outcome */
+    }
+
+    p = ngx_cpymem(json, "[", 1);
+
+    for (i = 0; i < n; i++) {
+        p = ngx_sprintf(p, "%s{\"id\":\"%*s\",\"attempt\":%ui,\"code\":",
+                        i ? "," : "", (size_t) CMS_UUID_LEN, o[i].id,
+                        o[i].attempt);
+        p = o[i].status ? ngx_sprintf(p, "%ui", o[i].status)
+                        : ngx_cpymem(p, "null", 4);
+        p = ngx_sprintf(p, ",\"ms\":%M,\"error\":", o[i].ms);
+
+        if (o[i].error == NULL) {
+            p = ngx_cpymem(p, "null}", 5);
+            continue;
+        }
+
+        p = ngx_http_cms_json_escape(p, (u_char *) o[i].error,
+                                     ngx_strlen(o[i].error));
+        *p++ = '}';
+    }
+
+    *p++ = ']';
+
+    args[0].data = json;
+    args[0].len = p - json;
+    args[1] = mcf->hooks->scale;
+
+    /* the statement copies its arguments */
+    if (ngx_http_cms_pg_job(&ngx_http_cms_deliver_results_sql, args, 2,
+                            ngx_http_cms_deliver_recorded, mcf)
+        != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: the outcomes of %ui webhook deliveries could "
+                      "not be recorded; they are sent again once their "
+                      "leases end", n);
+    } else {
+        ngx_http_cms_deliver_recording = 1;
+    }
+
+    ngx_free(json);
+    ngx_http_cms_deliver_outcomes.nelts = 0;
 }
 
 
 static void
 ngx_http_cms_deliver_recorded(void *data, PGresult *res)
 {
+    ngx_http_cms_main_conf_t *mcf = data;
+
+    ngx_http_cms_deliver_recording = 0;
+
     if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
-                      "cms: recording a webhook delivery failed%s%s",
+                      "cms: recording webhook deliveries failed%s%s; they "
+                      "are sent again once their leases end",
                       res ? ": " : "", res ? PQresultErrorMessage(res) : "");
     }
+
+    ngx_http_cms_deliver_record(mcf);
 }
 
 
@@ -708,4 +836,6 @@ ngx_http_cms_deliver_exit_process(void)
         d = ngx_queue_data(q, ngx_http_cms_deliver_t, queue);
         ngx_destroy_pool(d->cl.pool);
     }
+
+    ngx_http_cms_client_exit_process();
 }

@@ -62,7 +62,7 @@ for my $ca (qw(ca other)) {
 for my $leaf (['server', 'ca'], ['stranger', 'other']) {
     my ($n, $ca) = @$leaf;
     run_ok("openssl req $ec -keyout $dir/$n.key -out $dir/$n.csr -subj /CN=hooks.test");
-    write_file("$dir/$n.ext", "subjectAltName=DNS:hooks.test,DNS:flip.test,DNS:stranger.test\n"
+    write_file("$dir/$n.ext", "subjectAltName=DNS:hooks.test,DNS:flip.test,DNS:stranger.test,DNS:keep.test\n"
                               . "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n");
     run_ok("openssl x509 -req -in $dir/$n.csr -CA $dir/$ca.pem -CAkey $dir/$ca.key"
            . " -CAcreateserial -out $dir/$n.crt -days 2 -extfile $dir/$n.ext");
@@ -115,10 +115,23 @@ sub verify {
     return (0, 'entries') unless keys %sent == @$secrets;
     return (1, '');
 }
+# One connection: requests served one after another while the answer keeps it open
+# (keep*: 204 without a length; drop*: 200 with a length, but its second request on a
+# connection is read and the connection closed unanswered; chunky*: a chunked 200, kept
+# open); every other answer says Connection: close.
+my $CONN = 0;
 sub serve {
     my ($c, $cert) = @_;
     IO::Socket::SSL->start_SSL($c, SSL_server => 1, SSL_cert_file => "$dir/$cert.crt",
                                SSL_key_file => "$dir/$cert.key", Timeout => 5) or return;
+    my $conn = "$$-" . ++$CONN;
+    for (my $seq = 0; ; $seq++) {
+        serve_one($c, $conn, $seq) or return;
+    }
+}
+# one request; true when the connection stays open for the next
+sub serve_one {
+    my ($c, $conn, $seq) = @_;
     my $buf = '';
     while ($buf !~ /\r\n\r\n/) { sysread($c, $buf, 65536, length $buf) or return }
     my ($head, $body) = split /\r\n\r\n/, $buf, 2;
@@ -129,12 +142,13 @@ sub serve {
     my ($name) = $path =~ m{^/(\w+)};
     my ($ok, $why) = verify(secrets_of($name), \%h, $body);
     my $n = bump($name);
+    my $dropped = $name =~ /^drop/ && $seq > 0;
     my $status = !$ok ? ($why eq 'stale timestamp' ? 400 : 401)
                : $name =~ /^flaky/ ? ($n < 2 ? 500 : 200)
-               : $name =~ /^gone/ ? 410 : 200;
+               : $name =~ /^gone/ ? 410 : $name =~ /^keep/ ? 204 : $dropped ? 0 : 200;
     locked_append("$dir/requests", $JSON->encode({ name => $name, path => $path, method => $method,
         t => Time::HiRes::time(), headers => \%h, body => $body, ok => $ok ? 1 : 0,
-        why => $why, n => $n, status => $status }) . "\n");
+        why => $why, n => $n, status => $status, conn => $conn, seq => $seq }) . "\n");
     if ($name =~ /^slow/ && $n == 0) {
         sleep 7;
     }
@@ -148,7 +162,15 @@ sub serve {
         write_file("$dir/endless-sent", $sent);
         return;
     }
+    return if $dropped;
+    if ($ok && $name =~ /^(keep|drop|chunky)/) {
+        syswrite $c, $name =~ /^keep/ ? "HTTP/1.1 204 No Content\r\nServer: t\r\n\r\n"
+                   : $name =~ /^drop/ ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                   : "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
+        return 1;
+    }
     syswrite $c, "HTTP/1.1 $status X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+    return;
 }
 sub receiver {
     my ($cert) = @_;
@@ -189,7 +211,7 @@ sub requests_of { my $n = shift; grep { $_->{name} eq $n } requests() }
 # --- nginx ------------------------------------------------------------------------------
 
 my $dns = Cms::Dns->start(records => {
-    'hooks.test' => ['127.0.0.1'], 'flip.test' => ['127.0.0.1'], 'stranger.test' => ['127.0.0.1'],
+    'hooks.test' => ['127.0.0.1'], 'flip.test' => ['127.0.0.1'], 'keep.test' => ['127.0.0.1'], 'stranger.test' => ['127.0.0.1'],
 });
 my $CONF = 'resolver 127.0.0.1:' . $dns->port . ' valid=1s; resolver_timeout 3s;'
     . " cms_outbound_loopback on; cms_events_interval 100ms; cms_purge_interval 300ms;"
@@ -338,6 +360,51 @@ is $d7->{status}, 'delivered', 'an endless 200: delivered (the status counts)';
 ok !defined $d7->{error}, 'no error';
 ok $d7->{duration_ms} < 3500, 'settled before the timeout: the body was cut off' or diag $d7->{duration_ms};
 ok wait_until(5, sub { -s "$dir/endless-sent" }), 'the receiver saw the connection closed under it';
+
+# --- kept-alive connections ---------------------------------------------------------------
+# An answer read to its end (HTTP/1.1, a length or no body, no Connection: close) leaves
+# the connection open for the next delivery to the same host and port.  These endpoints
+# are on a name of their own (connections are kept per host and port) and take an event
+# type each, so that no other delivery takes their connections.
+
+my $keep = hook('keep', host => 'keep.test', events => ['video.published']);
+my @k = map { my $e = event('video.published'); [$e, settled($keep->{id}, $e)] } 1 .. 3;
+is_deeply [map { $_->[1]{status} } @k], [('delivered') x 3], 'a 204 without a length: delivered'
+    or diag explain \@k;
+ok !grep({ $_->[1]{duration_ms} > 3000 } @k), 'without waiting for a body or the timeout';
+my @kr = requests_of('keep');
+is scalar(@kr), 3, 'three requests';
+is scalar(keys %{{ map { $_->{conn} => 1 } @kr }}), 1, 'all three on one connection'
+    or diag explain [map { "$_->{conn}/$_->{seq}" } @kr];
+ok !grep({ !$_->{ok} } @kr), 'each verifies';
+
+# the server closes a kept connection as the next request comes: sent again at once on a
+# new connection, within the same attempt
+my $drop = hook('drop', host => 'keep.test', events => ['custom_entry.published']);
+my $ea = event('custom_entry.published');
+is settled($drop->{id}, $ea)->{status}, 'delivered', 'the first on a new connection';
+my $eb = event('custom_entry.published');
+my $db = settled($drop->{id}, $eb);
+is $db->{status}, 'delivered', 'the next, on the kept connection closed unanswered: delivered'
+    or diag explain $db;
+is $db->{attempt}, 1, 'by its first attempt';
+is_deeply [map { $_->{status_code} } @{ $db->{attempts} // [] }], [200], 'one attempt logged: 200';
+my @dr = grep { $_->{headers}{'webhook-id'} eq $eb } requests_of('drop');
+is_deeply [map { $_->{seq} } @dr], [1, 0], 'sent on the kept connection, then on a new one';
+isnt $dr[0]{conn}, $dr[1]{conn}, 'two connections';
+
+# a chunked answer is not read: the connection is closed, the status counts
+my $chunky = hook('chunky', host => 'keep.test', events => ['article.unpublished']);
+my $eu = event('article.unpublished');
+my $dc = settled($chunky->{id}, $eu);
+is $dc->{status}, 'delivered', 'a chunked 200: delivered';
+ok $dc->{duration_ms} < 3000, 'at once, not at the timeout' or diag $dc->{duration_ms};
+my $ec2 = event('article.unpublished');
+settled($chunky->{id}, $ec2);
+my @cr = requests_of('chunky');
+is scalar(@cr), 2, 'two requests';
+isnt $cr[0]{conn}, $cr[1]{conn}, 'the connection of a chunked answer is not used again';
+is $cr[1]{seq}, 0, 'the next went on a new one';
 
 # --- the address actually connected to ------------------------------------------------------
 
