@@ -13,10 +13,14 @@
 # Attacks: a receiver failing twice then answering (exactly one success, attempts at the
 # scaled schedule's times); 410 (the delivery failed, the endpoint disabled with its
 # reason); a receiver slower than the timeout (timed out, retried); an endless body (cut
-# off at 64 KiB, the attempt settled long before the timeout); a name that resolved to
-# 127.0.0.1 at registration and to 10.0.0.5 at delivery, and an IP literal of a private
-# range written into the row (refused on the address actually connected to: nothing
-# reaches either); an untrusted certificate; the events filter and a disabled endpoint
+# off at 64 KiB, the attempt settled long before the timeout); kept-alive connections (a
+# 204 without a length, three deliveries on one connection; one closed by the receiver
+# under the next request, sent again on a new one within the attempt; a chunked answer
+# not kept); a name that resolved to 127.0.0.1 at registration and to 10.0.0.5 at
+# delivery, names re-pointed to an address of every refused range (IPv4 and IPv6: each
+# refused by registration, then at delivery), and an IP literal of a private range
+# written into the row (refused on the address actually connected to: nothing reaches
+# any); an untrusted certificate; the events filter and a disabled endpoint
 # (no fan-out); a rotated secret (two v1 entries, each verifies); two nginx hosts
 # draining 40 events at once (each sent exactly once); redeliver (same event id, same
 # body) and webhook.test; kill -9 of worker 0 mid-delivery (pending, sent again by the
@@ -429,6 +433,33 @@ wait_until(10, sub { $d9 = delivery($lit->{id}, $e9); $d9 && $d9->{attempt} >= 1
 like $d9->{attempts}[0]{error} // '', qr/not public/, 'an IP literal of a private range: refused at delivery';
 allow_error_log(qr/cms: webhook host "(flip\.test|192\.168\.1\.20)" is at/);
 for my $id ($flip->{id}, $lit->{id}) { req(DELETE => "/v1/api/webhooks/$id", $K) }
+
+# every refused range, each behind a name that answered 127.0.0.1 when its endpoint was
+# registered: refused by registration once the name answers it, and at delivery
+{
+    my @refused = qw(0.0.0.0 10.1.2.3 100.64.0.1 169.254.169.254 172.16.0.1 192.0.0.8
+                     192.0.2.1 192.168.1.1 198.18.0.1 198.51.100.1 203.0.113.1 224.0.0.1
+                     240.0.0.1 255.255.255.255 :: ::ffff:10.0.0.1 64:ff9b::a00:1
+                     2002:a00:1::1 fc00::1 fe80::1 2001:db8::1 ff02::1);
+    my @names = map { "r$_.test" } 0 .. $#refused;
+    $dns->set(map { $_ => ['127.0.0.1'] } @names);
+    my @hooks = map { hook("range$_", host => $names[$_], events => ['page.updated']) } 0 .. $#refused;
+    $dns->set(map { $names[$_] => [$refused[$_]] } 0 .. $#refused);
+    for my $i (0 .. $#refused) {
+        ok wait_until(10, sub { req(PATCH => "/v1/api/webhooks/$hooks[$i]{id}", $K,
+                                    { url => "https://$names[$i]:$RPORT/range$i" })->{status} == 400 }),
+           "a name now at $refused[$i]: refused by registration";
+    }
+    my $e = event('page.updated');
+    for my $i (0 .. $#refused) {
+        my $d;
+        wait_until(10, sub { $d = delivery($hooks[$i]{id}, $e); $d && @{ $d->{attempts} // [] } });
+        like $d->{attempts}[0]{error} // "", qr/not public/, "$refused[$i]: refused at delivery" or diag explain $d;
+        is scalar(requests_of("range$i")), 0, 'nothing reached anyone';
+    }
+    allow_error_log(qr/cms: webhook host "r\d+\.test" is at/);
+    req(DELETE => "/v1/api/webhooks/$_->{id}", $K) for @hooks;
+}
 
 # --- an untrusted certificate --------------------------------------------------------------
 
