@@ -163,12 +163,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_sections_sql =
         "  WHERE p.site_id = $1"
         "   AND (p.id = $2::uuid OR (p.slug = $4 AND $2::uuid IS NULL))"
         "  UNION ALL SELECT NULL, NULL LIMIT 1) pg"
-        " LEFT JOIN LATERAL (SELECT s.id, s.page_id, s.section_key,"
-        "  s.locale, s.published_data, s.published_version,"
-        "  cms_ts(s.published_at) FROM sections s"
-        "  WHERE s.page_id = pg.id AND s.locale = coalesce($3, pg.locale)"
-        "   AND s.published_version IS NOT NULL"
-        "  ORDER BY s.section_key LIMIT 1000) s ON pg.id IS NOT NULL", 4);
+        NGX_HTTP_CMS_PUBLISHED_SECTIONS("pg.id") " ON pg.id IS NOT NULL",
+        4);
 
 
 /* GET (and HEAD) only; OPTIONS is the router's preflight */

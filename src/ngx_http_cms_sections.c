@@ -23,6 +23,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_public.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_list.h"
@@ -193,12 +194,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_sections_list_sql =
         "   FROM pages p JOIN workspaces w ON w.id = p.workspace_id"
         "  WHERE p.id = $2 AND p.workspace_id = $1"
         "  UNION ALL SELECT NULL, NULL LIMIT 1) pg"
-        " LEFT JOIN LATERAL (SELECT s.id, s.page_id, s.section_key,"
-        "  s.locale, s.published_data, s.published_version,"
-        "  cms_ts(s.published_at) FROM sections s"
-        "  WHERE s.page_id = $2 AND s.locale = coalesce($3, pg.locale)"
-        "   AND s.published_version IS NOT NULL"
-        "  ORDER BY s.section_key LIMIT 1000) s ON pg.site IS NOT NULL",
+        NGX_HTTP_CMS_PUBLISHED_SECTIONS("$2") " ON pg.site IS NOT NULL",
         3);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_sections_put_sql =
