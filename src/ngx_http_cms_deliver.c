@@ -26,6 +26,7 @@
 #include "ngx_http_cms_client.h"
 #include "ngx_http_cms_conf.h"
 #include "ngx_http_cms_crypto.h"
+#include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_pg.h"
 #include "cms_hex.h"
@@ -267,7 +268,7 @@ void
 ngx_http_cms_deliver_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf)
 {
-    if (!mcf->hooks->enable) {
+    if (!mcf->hooks->enable || !ngx_http_cms_jobs_here(mcf)) {
         return;
     }
 

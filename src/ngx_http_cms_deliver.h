@@ -2,8 +2,9 @@
 /*
  * Webhook delivery: the "cms_webhook_delivery" directive and worker 0's
  * job that claims due deliveries (sql/0029_webhook_deliveries.sql),
- * signs them (src/lib/cms_webhook.h) and posts them with the one-shot
- * client (ngx_http_cms_client.h).
+ * signs them (src/lib/cms_webhook.h) and posts them with the client
+ * (ngx_http_cms_client.h).  Its configuration, ngx_http_cms_hooks_conf_t,
+ * is in ngx_http_cms_module.h (the jobs' purge reads its retention).
  */
 
 
@@ -14,17 +15,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include "ngx_http_cms_module.h"
-
-
-struct ngx_http_cms_hooks_conf_s {
-    ngx_flag_t                  enable;       /* on: worker 0 delivers */
-    ngx_str_t                   ca;           /* ca=: empty, the system's */
-    ngx_msec_t                  timeout;      /* timeout=, a delivery's */
-    ngx_str_t                   scale;        /* retry_scale=, as text */
-    ngx_msec_t                  retention;    /* retention=, settled rows */
-    ngx_uint_t                  concurrency;  /* concurrency=, in flight */
-    ngx_ssl_t                  *ssl;          /* verifies endpoints */
-};
 
 
 /*
@@ -38,7 +28,7 @@ char *ngx_http_cms_deliver_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 ngx_int_t ngx_http_cms_deliver_conf_init(ngx_conf_t *cf,
     ngx_http_cms_main_conf_t *mcf);
 
-/* worker 0: arms the job (ngx_http_cms_jobs_init_process calls it) */
+/* worker 0 (ngx_http_cms_jobs_here()): arms the job */
 void ngx_http_cms_deliver_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf);
 

@@ -139,15 +139,21 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_lag_sql =
         " WHERE relayed_at IS NULL)), 0)) * 1000)::bigint", 0);
 
 
+ngx_uint_t
+ngx_http_cms_jobs_here(ngx_http_cms_main_conf_t *mcf)
+{
+    /* a worker numbered 0, or the only process (master_process off) */
+    return (ngx_process == NGX_PROCESS_WORKER
+            || ngx_process == NGX_PROCESS_SINGLE)
+           && ngx_worker == 0 && mcf->pg != NULL;
+}
+
+
 ngx_int_t
 ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf)
 {
-    /* a worker numbered 0, or the only process (master_process off) */
-    if ((ngx_process != NGX_PROCESS_WORKER
-         && ngx_process != NGX_PROCESS_SINGLE)
-        || ngx_worker != 0 || mcf->pg == NULL)
-    {
+    if (!ngx_http_cms_jobs_here(mcf)) {
         return NGX_OK;
     }
 
@@ -159,7 +165,6 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_jobs_arm(&ngx_http_cms_jobs_expire_ev,
                           ngx_http_cms_jobs_expire, mcf, cycle->log,
                           ngx_http_cms_jobs_expire_interval(mcf));
-    ngx_http_cms_deliver_init_process(cycle, mcf);
 
     if (mcf->metrics != NULL) {
         /* for cms_status: asked now, then with the relay's interval */

@@ -12,12 +12,15 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include "ngx_http_cms_module.h"
-#include "ngx_http_cms_deliver.h"
 
 
 /* Arms the timers; worker 0 alone runs them.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf);
+
+/* whether this process runs the jobs: worker 0 (or the only process) of
+   a host with cms_postgres */
+ngx_uint_t ngx_http_cms_jobs_here(ngx_http_cms_main_conf_t *mcf);
 
 
 #endif /* _NGX_HTTP_CMS_JOBS_H_INCLUDED_ */

@@ -21,6 +21,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_jobs.h"
+#include "ngx_http_cms_deliver.h"
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "cms_url.h"
@@ -958,7 +959,13 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_jobs_init_process(cycle, mcf);
+    if (ngx_http_cms_jobs_init_process(cycle, mcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_cms_deliver_init_process(cycle, mcf);
+
+    return NGX_OK;
 }
 
 

@@ -132,6 +132,18 @@ typedef struct {
 } ngx_http_cms_main_conf_t;
 
 
+/* cms_webhook_delivery (ngx_http_cms_deliver.h) */
+struct ngx_http_cms_hooks_conf_s {
+    ngx_flag_t                  enable;       /* on: worker 0 delivers */
+    ngx_str_t                   ca;           /* ca=: empty, the system's */
+    ngx_msec_t                  timeout;      /* timeout=, a delivery's */
+    ngx_str_t                   scale;        /* retry_scale=, as text */
+    ngx_msec_t                  retention;    /* retention=, settled rows */
+    ngx_uint_t                  concurrency;  /* concurrency=, in flight */
+    ngx_ssl_t                  *ssl;          /* verifies endpoints */
+};
+
+
 typedef struct {
     ngx_flag_t                  enable;
     ngx_flag_t                  error_pages;  /* cms_error_pages */

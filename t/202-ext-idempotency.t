@@ -260,33 +260,41 @@ is payments($inv), 1, 'still one payment row on the first invoice';
 }
 
 # --- retention: cms_idempotency_ttl --------------------------------------------------------
-start_nginx(http_config => "cms_idempotency_ttl 2s;\ncms_idempotency_lock 1s;");
+# 5 s: long enough that the checks within it cannot outlive it on a busy machine; its end
+# is waited for by asking again (a replay changes nothing) rather than by a fixed sleep
+start_nginx(http_config => "cms_idempotency_ttl 5s;\ncms_idempotency_lock 1s;");
 {
     my $KT = $fresh->();
     # a kept 4xx
     my $i1 = invoice($fa, 1, 500);
     my $k1 = idem();
     my $a = post(record_path($i1), $KT, '{"reference":"t1","amount":1}', 'Idempotency-Key' => $k1);
-    check_ext_err($a, 422, 'validation_error', 'amount', 'ttl 2s: a 422');
+    check_ext_err($a, 422, 'validation_error', 'amount', 'ttl 5s: a 422');
     same_answer(post(record_path($i1), $KT, '{"reference":"t1","amount":1}', 'Idempotency-Key' => $k1), $a,
-                'ttl 2s: within the retention');
+                'ttl 5s: within the retention');
     # a kept 200
     my $i2 = invoice($fa, 1, 500);
     my $i3 = invoice($fa, 1, 500);
     my $k2 = idem();
     my $b2 = '{"reference":"t2","amount":500}';
     my $p = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
-    is $p->{status}, 200, 'ttl 2s: a payment' or diag diag_resp($p);
-    same_answer(post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2), $p, 'ttl 2s: the payment within the retention');
+    is $p->{status}, 200, 'ttl 5s: a payment' or diag diag_resp($p);
+    same_answer(post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2), $p, 'ttl 5s: the payment within the retention');
     check_ext_err(post(record_path($i3), $KT, $b2, 'Idempotency-Key' => $k2), 409, 'idempotency_conflict',
-              'Idempotency-Key', 'ttl 2s: the key on another invoice within the retention');
-    sleep 2.3;
-    my $x = post(record_path($i1), $KT, '{"reference":"t1","amount":500}', 'Idempotency-Key' => $k1);
+              'Idempotency-Key', 'ttl 5s: the key on another invoice within the retention');
+    # the 422's key with another body: a conflict until the retention ends, then the
+    # request runs afresh
+    my $x;
+    wait_until(20, sub { $x = post(record_path($i1), $KT, '{"reference":"t1","amount":500}',
+                                   'Idempotency-Key' => $k1);
+                         ($x->{json}{error}{type} // '') ne 'idempotency_conflict' });
     is $x->{status}, 200, 'after the retention the 422\'s key works afresh: 200' or diag diag_resp($x);
     ok !replayed($x), 'not a replay';
     # After the retention the key is forgotten: the same request runs again (the invoice is
     # paid: 409 invalid_state), and the key may be used for another invoice.
-    my $y = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
+    my $y;
+    wait_until(20, sub { $y = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
+                         $y->{status} != 200 || !replayed($y) });
     check_ext_err($y, 409, 'invalid_state', undef, 'after the retention the paid request runs afresh');
     ok !replayed($y), 'not a replay' or diag $y->{raw};
     # $y used the key afresh and its answer (a 409) is kept: the key now belongs to it,
@@ -302,7 +310,9 @@ SKIP: {
     skip 'the fault point needs the FAULTS build (TEST_CMS_FAULTS=1)', 1 unless $ENV{TEST_CMS_FAULTS};
     # the default retention again: with the 2 s above, a machine slow to start the new
     # workers saw the paid request's record expire before the retry, which then ran afresh
-    start_nginx(http_config => "cms_idempotency_lock 1s;");
+    # a lock of 3 s: the retries "within the lock" cannot outlive it on a busy machine;
+    # its end is waited for by asking again (an in-progress answer changes nothing)
+    start_nginx(http_config => "cms_idempotency_lock 3s;");
     allow_error_log(qr/exited on signal 9/);
     my $KF = $fresh->();
     # what a normal success looks like
@@ -318,7 +328,7 @@ SKIP: {
     my $r1 = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k, 'X-Cms-Fault' => 'after-commit');
     is $r1->{status}, 0, 'fault (record): the connection closes without an answer' or diag diag_resp($r1);
     is payments($i, 'completed'), 1, 'fault (record): the payment was committed';
-    # The claim outlives the worker for cms_idempotency_lock (1 s).
+    # The claim outlives the worker for cms_idempotency_lock (3 s).
     my $busy = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k);
     check_ext_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'record retried within the lock');
     my $r2 = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk, 'X-Cms-Fault' => 'after-commit');
@@ -328,15 +338,17 @@ SKIP: {
     check_ext_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'fail retried within the lock');
     ok wait_until(5, sub { my @w = worker_pids(); @w == 2 && join(',', @w) ne join(',', @workers) }),
        'the master started new workers';
-    sleep 1.2;
-    my $x = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k);
+    my $x;
+    wait_until(20, sub { $x = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k); $x->{status} != 409 });
     is $x->{status}, 200, 'retry after the lock: 200' or diag diag_resp($x);
     ok replayed($x), 'retry after the lock: Idempotent-Replayed: true';
     (my $want = $normal->{body}) =~ s/\Q$n\E/$i/;
     $want =~ s/norm/crash-1/;
     is $x->{body}, $want, 'the answer is the one a normal success gives, byte for byte';
     is_deeply $x->{json}, {id => $i, status => 'paid', reference => 'crash-1'}, '{id, status: paid, reference}';
-    my $y = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk);
+    my $y;
+    wait_until(20, sub { $y = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk);
+                         $y->{status} != 409 });
     is $y->{status}, 200, 'fail retry after the lock: 200' or diag diag_resp($y);
     ok replayed($y), 'fail retry: Idempotent-Replayed: true';
     is_deeply $y->{json}, {id => $fi, status => 'pending_payment', last_failure => 'crash'}, 'fail: the original answer';

@@ -74,7 +74,7 @@ Request: C<request> (first line C<METHOD /path>, the body after it, its last new
 removed; POST/PUT/PATCH without a body send C<Content-Length: 0>), C<more_headers>
 (C<Name: value> lines), C<raw_request> (bytes sent as they are; use the C<eval> filter for
 C<\r\n>), C<sql> (run with psql on the file's database before the request), C<timeout>
-(seconds, default 10).
+(seconds, default 30).
 
 Checks: C<error_code> (default 200), C<response_headers> (C<Name: value> exact, C<!Name>
 absent), C<response_headers_like> (C<Name: regex>), C<response_body> (exact),
@@ -135,7 +135,7 @@ C<{ rc =E<gt> exit status, out =E<gt> stderr and stdout, conf =E<gt> text }>.
 One request on a new connection (C<Connection: close>). Returns
 C<{ status, headers =E<gt> {lowercased name =E<gt> value}, header_list =E<gt> [[name,
 value]...], body, json (decoded, or undef), elapsed (seconds), error (on connect/timeout
-failure, with status 0) }>. C<%opts>: C<timeout> (10), C<raw> (send these bytes instead),
+failure, with status 0) }>. C<%opts>: C<timeout> (30), C<raw> (send these bytes instead),
 C<host>, C<port> (another loopback port than nginx's: a proxy in front of it), C<openapi>
 (0: not checked against the document; see L<Cms::OpenApi>, which checks every other
 answer).
@@ -819,7 +819,7 @@ sub _new_conn {
     my $r = _spec($spec);
     return {
         spec => $r, out => _request_bytes($r), off => 0, in => '',
-        timeout => $r->{timeout} || 10, start_at => $t0 + ($r->{delay} || 0),
+        timeout => $r->{timeout} || 30, start_at => $t0 + ($r->{delay} || 0),
     };
 }
 
@@ -1155,7 +1155,7 @@ sub _run_block {
     }
 
     my $log_offset = error_log_size();
-    my $timeout = _section($block, 'timeout') || 10;
+    my $timeout = _section($block, 'timeout') || 30;
     my $resp;
     if (defined(my $raw = _section($block, 'raw_request'))) {
         $resp = raw_http($raw, timeout => $timeout);
