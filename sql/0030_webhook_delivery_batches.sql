@@ -51,7 +51,7 @@ CREATE OR REPLACE FUNCTION cms_webhook_deliveries_claim(p_limit integer,
 
 -- The outcomes of several attempts: p_results a JSON array of
 -- {"id", "attempt", "code" (absent or null: no answer), "ms", "error"};
--- returns how many were given.
+-- returns how many were recorded.
 CREATE FUNCTION cms_webhook_delivery_results(p_results jsonb,
     p_scale float8)
     RETURNS integer
@@ -65,9 +65,17 @@ BEGIN
                  AS x(id uuid, attempt integer, code integer, ms integer,
                       error text)
     LOOP
-        PERFORM cms_webhook_delivery_result(r.id, r.attempt, r.code, r.ms,
-                                            r.error, p_scale);
-        n := n + 1;
+        -- one outcome that cannot be written (a deadlock with an endpoint
+        -- being deleted) drops itself, not the batch: its row is sent
+        -- again once its lease ends
+        BEGIN
+            PERFORM cms_webhook_delivery_result(r.id, r.attempt, r.code,
+                                                r.ms, r.error, p_scale);
+            n := n + 1;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'webhook delivery %: its outcome was not recorded: %',
+                r.id, SQLERRM;
+        END;
     END LOOP;
 
     RETURN n;

@@ -26,6 +26,8 @@ static void ngx_http_cms_client_tls_done(ngx_connection_t *c);
 static void ngx_http_cms_client_write(ngx_event_t *wev);
 static void ngx_http_cms_client_read(ngx_event_t *rev);
 static ngx_int_t ngx_http_cms_client_head(ngx_http_cms_client_t *cl);
+static void ngx_http_cms_client_fields(ngx_http_cms_client_t *cl,
+    u_char *end, ngx_uint_t *chunked, ngx_uint_t *lengths);
 static void ngx_http_cms_client_timeout(ngx_event_t *ev);
 static void ngx_http_cms_client_finish(ngx_http_cms_client_t *cl,
     const char *error);
@@ -515,16 +517,19 @@ ngx_http_cms_client_read(ngx_event_t *rev)
  * The head so far: NGX_AGAIN (incomplete), NGX_OK (complete: the status,
  * Content-Length, the body bytes that came with it counted), NGX_ERROR.
  */
-/* long: the status line, then each header that says where the answer ends */
+/* long: the status line (interim ones skipped), then what the fields say */
 static ngx_int_t
 ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
 {
-    u_char      *p, *end, *eol, *last;
-    ngx_int_t    status, len;
-    ngx_uint_t   chunked;
+    u_char      *end, *last;
+    ngx_int_t    status;
+    ngx_uint_t   chunked, lengths;
+
+again:
 
     last = cl->head + cl->nhead;
     chunked = 0;
+    lengths = 0;
 
     if (cl->nhead >= 12
         && (ngx_strncmp(cl->head, "HTTP/1.", 7) != 0 || cl->head[8] != ' '))
@@ -548,8 +553,52 @@ ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
 
     cl->status = status;
 
+    if (status < 200 && status != 101) {
+        /* an interim answer (100, 102, 103): the final one follows it */
+        cl->nhead = last - (end + 4);
+        ngx_memmove(cl->head, end + 4, cl->nhead);
+        goto again;
+    }
+
     /* HTTP/1.1 keeps the connection unless the answer says otherwise */
     cl->keep = (cl->head[7] == '1');
+
+    ngx_http_cms_client_fields(cl, end, &chunked, &lengths);
+
+    if (status == 204 || status == 304 || status < 200 || chunked) {
+        cl->body = 0;
+    }
+
+    cl->headers = 1;
+    cl->got = last - (end + 4);
+
+    if (chunked || cl->body < 0 || (off_t) cl->got > cl->body
+        || lengths > 1 || status < 200)
+    {
+        /* the answer's end unknown or doubtful, more came than it said, or
+         * the connection switches protocols (101) */
+        cl->keep = 0;
+    }
+
+    if (cl->body >= 0) {
+        cl->body = ngx_max(cl->body - (off_t) cl->got, 0);
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The head's fields up to "end" that say where the answer ends and
+ * whether the connection stays: Content-Length (counted: two are not
+ * trusted), Transfer-Encoding (chunked: not read), Connection: close.
+ */
+static void
+ngx_http_cms_client_fields(ngx_http_cms_client_t *cl, u_char *end,
+    ngx_uint_t *chunked, ngx_uint_t *lengths)
+{
+    u_char     *p, *eol;
+    ngx_int_t   len;
 
     for (p = cl->head; p < end; p = eol + 2) {
         eol = ngx_strnstr(p, "\r\n", end + 2 - p);
@@ -560,13 +609,13 @@ ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
             for (p += 15; p < eol && *p == ' '; p++) { /* void */ }
             len = ngx_atoi(p, eol - p);
             cl->body = (len == NGX_ERROR) ? -1 : len;
+            (*lengths)++;
 
         } else if (eol - p > 18
                    && ngx_strncasecmp(p, (u_char *) "transfer-encoding:",
                                       18) == 0)
         {
-            /* not read: the connection is closed under it */
-            chunked = 1;
+            *chunked = 1;
 
         } else if (eol - p > 11
                    && ngx_strncasecmp(p, (u_char *) "connection:", 11) == 0
@@ -576,24 +625,6 @@ ngx_http_cms_client_head(ngx_http_cms_client_t *cl)
             cl->keep = 0;
         }
     }
-
-    if (status == 204 || status == 304 || status < 200 || chunked) {
-        cl->body = 0;
-    }
-
-    cl->headers = 1;
-    cl->got = last - (end + 4);
-
-    if (chunked || cl->body < 0 || (off_t) cl->got > cl->body) {
-        /* the answer's end unknown, or more came than it said */
-        cl->keep = 0;
-    }
-
-    if (cl->body >= 0) {
-        cl->body = ngx_max(cl->body - (off_t) cl->got, 0);
-    }
-
-    return NGX_OK;
 }
 
 
@@ -621,7 +652,8 @@ ngx_http_cms_client_finish(ngx_http_cms_client_t *cl, const char *error)
     }
 
     if (error != NULL && cl->reused && !cl->retried && !cl->timedout
-        && cl->nhead == 0 && !ngx_exiting && !ngx_terminate)
+        && cl->nhead == 0 && cl->status == 0 && !ngx_exiting
+        && !ngx_terminate)
     {
         ngx_http_cms_client_close(cl);
         ngx_add_timer(&cl->timer, cl->timeout - (ngx_current_msec - cl->start));
@@ -643,8 +675,11 @@ ngx_http_cms_client_finish(ngx_http_cms_client_t *cl, const char *error)
                       "bytes of body", &cl->host, cl->got);
     }
 
+    /* bytes OpenSSL holds would be the next answer's start: not kept */
     if (error == NULL && cl->keep && cl->body == 0
         && cl->got < NGX_HTTP_CMS_CLIENT_BODY
+        && (cl->ssl == NULL
+            || SSL_pending(cl->peer.connection->ssl->connection) == 0)
         && ngx_http_cms_client_nidle < NGX_HTTP_CMS_CLIENT_IDLE_MAX
         && !ngx_exiting && !ngx_terminate)
     {

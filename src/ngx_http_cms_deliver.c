@@ -124,6 +124,7 @@ static ngx_event_t  ngx_http_cms_deliver_ev;
 static ngx_queue_t  ngx_http_cms_deliver_flight;
 static ngx_uint_t   ngx_http_cms_deliver_busy;      /* in flight */
 static ngx_uint_t   ngx_http_cms_deliver_claiming;
+static ngx_uint_t   ngx_http_cms_deliver_asked;     /* the claim's limit */
 static ngx_uint_t   ngx_http_cms_deliver_more;      /* the last claim full */
 static ngx_array_t  ngx_http_cms_deliver_outcomes;  /* to be recorded */
 static ngx_uint_t   ngx_http_cms_deliver_recording;
@@ -310,9 +311,10 @@ ngx_http_cms_deliver_tick(ngx_event_t *ev)
         return;
     }
 
+    ngx_http_cms_deliver_asked = hcf->concurrency - ngx_http_cms_deliver_busy;
+
     args[0].data = limit;
-    args[0].len = ngx_sprintf(limit, "%ui",
-                              hcf->concurrency - ngx_http_cms_deliver_busy)
+    args[0].len = ngx_sprintf(limit, "%ui", ngx_http_cms_deliver_asked)
                   - limit;
     args[1].data = lease;
     args[1].len = ngx_sprintf(lease, "%M", hcf->timeout / 1000 + 60) - lease;
@@ -334,12 +336,10 @@ ngx_http_cms_deliver_claimed(void *data, PGresult *res)
 {
     ngx_http_cms_main_conf_t *mcf = data;
 
-    int         i, rows;
-    ngx_uint_t  room;
+    int  i, rows;
 
     ngx_http_cms_deliver_claiming = 0;
     rows = 0;
-    room = mcf->hooks->concurrency - ngx_http_cms_deliver_busy;
 
     if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
         || PQnfields(res) != 9)
@@ -362,7 +362,10 @@ ngx_http_cms_deliver_claimed(void *data, PGresult *res)
         }
     }
 
-    ngx_http_cms_deliver_more = (rows > 0 && (ngx_uint_t) rows == room);
+    /* as many as asked for: more may be waiting */
+    ngx_http_cms_deliver_more = (rows > 0
+                                 && (ngx_uint_t) rows
+                                    == ngx_http_cms_deliver_asked);
 
     if (!ngx_exiting && !ngx_terminate) {
         ngx_add_timer(&ngx_http_cms_deliver_ev, mcf->events_interval);

@@ -122,7 +122,7 @@ sub verify {
 # One connection: requests served one after another while the answer keeps it open
 # (keep*: 204 without a length; drop*: 200 with a length, but its second request on a
 # connection is read and the connection closed unanswered; chunky*: a chunked 200, kept
-# open); every other answer says Connection: close.
+# open; early*: a 103 first, then drop*'s 200); every other answer says Connection: close.
 my $CONN = 0;
 sub serve {
     my ($c, $cert) = @_;
@@ -167,9 +167,10 @@ sub serve_one {
         return;
     }
     return if $dropped;
-    if ($ok && $name =~ /^(keep|drop|chunky)/) {
+    if ($ok && $name =~ /^(keep|drop|chunky|early)/) {
+        syswrite $c, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n" if $name =~ /^early/;
         syswrite $c, $name =~ /^keep/ ? "HTTP/1.1 204 No Content\r\nServer: t\r\n\r\n"
-                   : $name =~ /^drop/ ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                   : $name =~ /^(drop|early)/ ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
                    : "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n";
         return 1;
     }
@@ -409,6 +410,15 @@ my @cr = requests_of('chunky');
 is scalar(@cr), 2, 'two requests';
 isnt $cr[0]{conn}, $cr[1]{conn}, 'the connection of a chunked answer is not used again';
 is $cr[1]{seq}, 0, 'the next went on a new one';
+
+# an interim 103 before the answer: skipped, the answer counts, the connection is kept
+my $early = hook('early', host => 'keep.test', events => ['page.updated']);
+my @ee = map { my $e = event('page.updated'); [$e, settled($early->{id}, $e)] } 1 .. 2;
+is_deeply [map { [$_->[1]{status}, $_->[1]{status_code}, $_->[1]{attempt}] } @ee],
+          [['delivered', 200, 1], ['delivered', 200, 1]], 'after a 103: the 200 counts, at once'
+    or diag explain \@ee;
+my @er = requests_of('early');
+is_deeply [map { $_->{seq} } @er], [0, 1], 'and the next delivery goes on the same connection';
 
 # --- the address actually connected to ------------------------------------------------------
 
