@@ -102,7 +102,7 @@ sub headers_only {
     syswrite $s, "$req\r\n";
     my ($in, $t0) = ('', time);
     my $sel = IO::Select->new($s);
-    while (time - $t0 < 4) {
+    while (time - $t0 < 15) {
         last if $in =~ /\r\n\r\n/ && $in =~ /^content-length:\s*(\d+)/im
                 && length($in) - index($in, "\r\n\r\n") - 4 >= $1;
         next unless $sel->can_read(0.2);
@@ -133,12 +133,12 @@ for my $case (
     is(($r->{json} // {})->{code}, $code, "  with code $code") if $code;
 }
 
-# everything the server sends until it closes (at most 5 s)
+# everything the server sends until it closes (at most 15 s)
 sub read_to_eof {
     my ($s, $sel) = @_;
     $sel //= IO::Select->new($s);
     my ($in, $t0) = ('', time);
-    while (time - $t0 < 5) {
+    while (time - $t0 < 15) {
         next unless $sel->can_read(0.2);
         my $n = sysread $s, my $buf, 65536;
         last unless $n;

@@ -53,6 +53,7 @@ sub streams { one("SELECT count(*) FROM video_streams") }
 # --- upload credentials ------------------------------------------------------------------
 my $t0 = time;
 my $c = req(POST => $creds, $ot, { title => 'Launch day' });
+my $t0end = time;
 is $c->{status}, 200, 'upload-credentials: 200' or diag diag_resp($c);
 my $j = $c->{json} // {};
 my @req = $bunny->requests;
@@ -75,7 +76,8 @@ is $j->{upload_url}, "$API/tusupload", 'upload_url: the API\'s /tusupload (api= 
 my $h = $j->{headers} // {};
 my $exp = $h->{AuthorizationExpire} // '';
 like $exp, qr/^\d+$/, 'AuthorizationExpire: Unix seconds';
-cmp_ok abs($exp - ($t0 + 3600)), '<=', 60, 'the credentials expire in an hour';
+ok $exp >= int($t0) + 3600 && $exp <= $t0end + 3601, 'the credentials expire in an hour'
+    or diag "$exp not within [$t0, $t0end] + 3600";
 is $j->{signature}, sha256_hex($LIB . $KEY . $exp . $guid), 'signature = sha256(library + key + expiry + video)';
 is $h->{AuthorizationSignature}, $j->{signature}, 'AuthorizationSignature header';
 is $h->{VideoId}, $guid, 'VideoId header';
@@ -223,7 +225,8 @@ for my $case (['status500', 503, 'provider_unavailable', 'a 500'],
     my $r = poll($ot);
     check_err($r, $status, $code, "status, $name");
     is $r->{headers}{'retry-after'}, '1', "$name: Retry-After: 1" if $status == 503;
-    cmp_ok time - $t1, '<=', 8, "$name: answered within the proxy's timeouts";
+    # two requests through 1 s proxy timeouts; a hang would be the client's 30 s each
+    cmp_ok time - $t1, '<', 25, "$name: answered within the proxy's timeouts, not hung";
 }
 $bunny->set(mode => 'badguid');
 check_err(req(POST => $creds, $ot, { title => 'x' }), 502, 'provider_error', 'a created video without a guid');
@@ -267,8 +270,10 @@ check_err(poll($ot), 503, 'provider_unavailable', 'status, connection refused');
 # a shorter upload_ttl
 restart_nginx(http_config => "cms_video_provider bunny library=$LIB api_key_file=$KEYFILE api=$API upload_ttl=10m;",
               config => $LOCATION);
+my $ts0 = time;
 my $short = req(POST => $creds, $ot, { title => 'Short' });
-cmp_ok abs(($short->{json}{headers}{AuthorizationExpire} // 0) - (time + 600)), '<=', 60, 'upload_ttl=10m';
+my $sexp = $short->{json}{headers}{AuthorizationExpire} // 0;
+ok $sexp >= int($ts0) + 600 && $sexp <= time + 601, 'upload_ttl=10m' or diag $sexp;
 
 # no provider: 501, after the credential and the role
 restart_nginx(config => $LOCATION);

@@ -260,41 +260,43 @@ is payments($inv), 1, 'still one payment row on the first invoice';
 }
 
 # --- retention: cms_idempotency_ttl --------------------------------------------------------
-# 5 s: long enough that the checks within it cannot outlive it on a busy machine; its end
-# is waited for by asking again (a replay changes nothing) rather than by a fixed sleep
-start_nginx(http_config => "cms_idempotency_ttl 5s;\ncms_idempotency_lock 1s;");
+# An hour: no check made within it can outlive it, however slow the machine. The test ends
+# the retention itself, as the clock would: the Redis records are deleted (their expiry) and
+# the payment rows' created_at moved back past it (PostgreSQL's copy of the scope).
+start_nginx(http_config => "cms_idempotency_ttl 1h;");
 {
     my $KT = $fresh->();
     # a kept 4xx
     my $i1 = invoice($fa, 1, 500);
     my $k1 = idem();
     my $a = post(record_path($i1), $KT, '{"reference":"t1","amount":1}', 'Idempotency-Key' => $k1);
-    check_ext_err($a, 422, 'validation_error', 'amount', 'ttl 5s: a 422');
+    check_ext_err($a, 422, 'validation_error', 'amount', 'ttl 1h: a 422');
     same_answer(post(record_path($i1), $KT, '{"reference":"t1","amount":1}', 'Idempotency-Key' => $k1), $a,
-                'ttl 5s: within the retention');
+                'ttl 1h: within the retention');
     # a kept 200
     my $i2 = invoice($fa, 1, 500);
     my $i3 = invoice($fa, 1, 500);
     my $k2 = idem();
     my $b2 = '{"reference":"t2","amount":500}';
     my $p = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
-    is $p->{status}, 200, 'ttl 5s: a payment' or diag diag_resp($p);
-    same_answer(post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2), $p, 'ttl 5s: the payment within the retention');
+    is $p->{status}, 200, 'ttl 1h: a payment' or diag diag_resp($p);
+    same_answer(post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2), $p, 'ttl 1h: the payment within the retention');
     check_ext_err(post(record_path($i3), $KT, $b2, 'Idempotency-Key' => $k2), 409, 'idempotency_conflict',
-              'Idempotency-Key', 'ttl 5s: the key on another invoice within the retention');
-    # the 422's key with another body: a conflict until the retention ends, then the
-    # request runs afresh
-    my $x;
-    wait_until(20, sub { $x = post(record_path($i1), $KT, '{"reference":"t1","amount":500}',
-                                   'Idempotency-Key' => $k1);
-                         ($x->{json}{error}{type} // '') ne 'idempotency_conflict' });
+              'Idempotency-Key', 'ttl 1h: the key on another invoice within the retention');
+    my $kept = idem_records($KT, 'D');
+    is scalar(keys %$kept), 2, 'two answers kept in Redis';
+    ok !grep({ $_ <= 1_800_000 || $_ > 3_600_000 } values %$kept),
+       'each for cms_idempotency_ttl (1h), not the 24 h default' or diag explain $kept;
+    # the retention ends
+    redis_cli('DEL', keys %$kept);
+    psql("UPDATE payments SET created_at = created_at - interval '1 hour' WHERE invoice_id = '$i2'");
+    # the 422's key with another body runs afresh
+    my $x = post(record_path($i1), $KT, '{"reference":"t1","amount":500}', 'Idempotency-Key' => $k1);
     is $x->{status}, 200, 'after the retention the 422\'s key works afresh: 200' or diag diag_resp($x);
     ok !replayed($x), 'not a replay';
     # After the retention the key is forgotten: the same request runs again (the invoice is
     # paid: 409 invalid_state), and the key may be used for another invoice.
-    my $y;
-    wait_until(20, sub { $y = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
-                         $y->{status} != 200 || !replayed($y) });
+    my $y = post(record_path($i2), $KT, $b2, 'Idempotency-Key' => $k2);
     check_ext_err($y, 409, 'invalid_state', undef, 'after the retention the paid request runs afresh');
     ok !replayed($y), 'not a replay' or diag $y->{raw};
     # $y used the key afresh and its answer (a 409) is kept: the key now belongs to it,
@@ -308,11 +310,9 @@ start_nginx(http_config => "cms_idempotency_ttl 5s;\ncms_idempotency_lock 1s;");
 # --- kill -9 between the commit and the Redis write (FAULTS build) ------------------------
 SKIP: {
     skip 'the fault point needs the FAULTS build (TEST_CMS_FAULTS=1)', 1 unless $ENV{TEST_CMS_FAULTS};
-    # the default retention again: with the 2 s above, a machine slow to start the new
-    # workers saw the paid request's record expire before the retry, which then ran afresh
-    # a lock of 3 s: the retries "within the lock" cannot outlive it on a busy machine;
-    # its end is waited for by asking again (an in-progress answer changes nothing)
-    start_nginx(http_config => "cms_idempotency_lock 3s;");
+    # a lock of an hour: the retries "within the lock" cannot outlive it, however slow the
+    # machine; the test ends it by deleting the claims, which is what their expiry does
+    start_nginx(http_config => "cms_idempotency_lock 1h;");
     allow_error_log(qr/exited on signal 9/);
     my $KF = $fresh->();
     # what a normal success looks like
@@ -328,7 +328,7 @@ SKIP: {
     my $r1 = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k, 'X-Cms-Fault' => 'after-commit');
     is $r1->{status}, 0, 'fault (record): the connection closes without an answer' or diag diag_resp($r1);
     is payments($i, 'completed'), 1, 'fault (record): the payment was committed';
-    # The claim outlives the worker for cms_idempotency_lock (3 s).
+    # The claim outlives the worker for cms_idempotency_lock.
     my $busy = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k);
     check_ext_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'record retried within the lock');
     my $r2 = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk, 'X-Cms-Fault' => 'after-commit');
@@ -338,17 +338,20 @@ SKIP: {
     check_ext_err($busy, 409, 'idempotency_in_progress', 'Idempotency-Key', 'fail retried within the lock');
     ok wait_until(5, sub { my @w = worker_pids(); @w == 2 && join(',', @w) ne join(',', @workers) }),
        'the master started new workers';
-    my $x;
-    wait_until(20, sub { $x = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k); $x->{status} != 409 });
+    my $claims = idem_records($KF, 'P');
+    is scalar(keys %$claims), 2, 'two claims held, one for each request the fault ended';
+    ok !grep({ $_ <= 1_800_000 || $_ > 3_600_000 } values %$claims),
+       'each for cms_idempotency_lock (1h), not the 30 s default' or diag explain $claims;
+    # the lock ends
+    redis_cli('DEL', keys %$claims);
+    my $x = post(record_path($i), $KF, $b, 'Idempotency-Key' => $k);
     is $x->{status}, 200, 'retry after the lock: 200' or diag diag_resp($x);
     ok replayed($x), 'retry after the lock: Idempotent-Replayed: true';
     (my $want = $normal->{body}) =~ s/\Q$n\E/$i/;
     $want =~ s/norm/crash-1/;
     is $x->{body}, $want, 'the answer is the one a normal success gives, byte for byte';
     is_deeply $x->{json}, {id => $i, status => 'paid', reference => 'crash-1'}, '{id, status: paid, reference}';
-    my $y;
-    wait_until(20, sub { $y = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk);
-                         $y->{status} != 409 });
+    my $y = post(fail_path($fi), $KF, '{"reason":"crash"}', 'Idempotency-Key' => $fk);
     is $y->{status}, 200, 'fail retry after the lock: 200' or diag diag_resp($y);
     ok replayed($y), 'fail retry: Idempotent-Replayed: true';
     is_deeply $y->{json}, {id => $fi, status => 'pending_payment', last_failure => 'crash'}, 'fail: the original answer';

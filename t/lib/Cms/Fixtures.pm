@@ -24,7 +24,8 @@ Tags: C<:content> (the content API: C<req diag_resp check_err check_subset one s
 new_email workspace api_key key>), C<:keyformat> (C<base62 crc32 random_bytes make_key
 key_from_body checksum_ok bad_checksum>), C<:ext> (the extension API: C<req req_spec
 diag_resp check_ext_err one post idem facility extension ext_key invoice invoice_path
-record_path fail_path key_id redis_cli forget_redis lock_invoice_row invoice_row_locked waiting_on_lock>).
+record_path fail_path key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked
+waiting_on_lock>).
 
 Helpers that die (C<signup>, C<workspace>, C<api_key>, C<key>, C<mk>, C<mkcat>) are for
 setting up: a failure there is not an assertion, it stops the file with the response.
@@ -50,7 +51,7 @@ our @EXPORT_OK = qw(
     check_url_field
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
-    key_id redis_cli forget_redis lock_invoice_row invoice_row_locked waiting_on_lock
+    key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked waiting_on_lock
 );
 our %EXPORT_TAGS = (
     content   => [qw(req diag_resp check_err check_subset one signup new_email workspace
@@ -59,7 +60,8 @@ our %EXPORT_TAGS = (
                      bad_checksum)],
     ext       => [qw(req req_spec diag_resp check_ext_err one post idem facility extension
                      ext_key invoice invoice_path record_path fail_path key_id redis_cli
-                     forget_redis lock_invoice_row invoice_row_locked waiting_on_lock)],
+                     forget_redis idem_records lock_invoice_row invoice_row_locked
+                     waiting_on_lock)],
 );
 
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -557,6 +559,13 @@ Runs C<redis-cli -p TEST_CMS_REDIS_PORT @args>; returns its output (C<''> when n
 Deletes every Redis idempotency record of an extension key (C<cms:idem:{KEY_ID}:*>):
 what a lost Redis write looks like. Returns how many there were.
 
+=item idem_records($key, $kind)
+
+The Redis idempotency records of an extension key whose value starts with C<$kind>
+(C<P>: a claim held, C<D>: a kept answer), as C<< { redis key => PTTL in ms } >>. A test
+ends a lock or a retention by deleting them (C<redis_cli('DEL', keys %$h)>), which is
+what their expiry does, instead of waiting for a window of wall-clock time.
+
 =item lock_invoice_row($invoice_id, $seconds)
 
 Forks a child that holds C<SELECT ... FOR UPDATE> on the invoice row in its own
@@ -633,6 +642,17 @@ sub forget_redis {
     my @keys = grep { length } split /\n/, redis_cli('--scan', '--pattern', "cms:idem:{$kid}:*");
     redis_cli('DEL', @keys) if @keys;
     return scalar @keys;
+}
+
+sub idem_records {
+    my ($key, $kind) = @_;
+    my $kid = key_id($key);
+    my %h;
+    for my $k (grep { length } split /\n/, redis_cli('--scan', '--pattern', "cms:idem:{$kid}:*")) {
+        next unless substr(redis_cli('GET', $k), 0, 1) eq $kind;
+        ($h{$k} = redis_cli('PTTL', $k)) =~ s/\s+//g;
+    }
+    return \%h;
 }
 
 sub lock_invoice_row {
