@@ -16,6 +16,7 @@
 #include "ngx_http_cms_body.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_response_cache.h"
 #include "ngx_http_cms_router.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_pg.h"
@@ -327,6 +328,13 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, public_limit),
+      NULL },
+
+    { ngx_string("cms_public_site_limit"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
+      ngx_http_cms_ratelimit_site_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
       NULL },
 
     { ngx_string("cms_webhook_delivery"),
@@ -646,6 +654,8 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
         mcf->throttle[i].interval = NGX_CONF_UNSET_MSEC;
     }
 
+    mcf->public_site.interval = NGX_CONF_UNSET_MSEC;
+
     return mcf;
 }
 
@@ -663,6 +673,10 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     if (mcf->public_cache.data == NULL) {
         ngx_str_set(&mcf->public_cache,
                     "public, max-age=60, stale-while-revalidate=600");
+    }
+
+    if (ngx_http_cms_public_private(cf, mcf) != NGX_OK) {
+        return NGX_CONF_ERROR;
     }
     ngx_conf_init_value(mcf->session_ttl, 86400);
     ngx_conf_init_value(mcf->require_verified, 0);

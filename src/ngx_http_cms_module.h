@@ -125,6 +125,9 @@ typedef struct {
     ngx_flag_t                  outbound_loopback;
     ngx_str_t                   public_cache;  /* cms_public_cache_control */
     ngx_flag_t                  public_limit;  /* cms_public_rate_limit */
+    ngx_http_cms_throttle_t     public_site;   /* cms_public_site_limit */
+    ngx_str_t                   public_private;  /* the Cache-Control of
+                                                    a header-keyed 200 */
     ngx_shm_zone_t             *public_zone;   /* cms_public_cache */
     ngx_resolver_t             *resolver;     /* the http{} block's */
     ngx_msec_t                  resolver_timeout;
@@ -259,6 +262,13 @@ struct ngx_http_cms_ctx_s {
     /* a 200 gets a strong ETag (If-None-Match: 304), the public
        Cache-Control and the surrogate keys (the public surface) */
     unsigned                    cacheable:1;
+
+    /* the publishable key came in a header, not the URL: a shared cache
+       must not keep the answer (private, Vary: Authorization) */
+    unsigned                    key_in_header:1;
+
+    /* counted against the site's ceiling (ngx_http_cms_ratelimit_site) */
+    unsigned                    public_counted:1;
 };
 
 

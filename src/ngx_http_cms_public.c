@@ -5,9 +5,12 @@
  * steps (the router's public family): CORS first (so that every answer,
  * a 401 or a 429 too, can be read by the page that asked), the key
  * (?key= for CDN-cacheable URLs, or Authorization: Bearer), the rate
- * limit per key, then the handler.  Every 200 carries a strong ETag (a
- * matching If-None-Match is 304), Cache-Control (cms_public_cache_control)
- * and Surrogate-Key / Cache-Tag naming the site and the page.
+ * limit per site and client address, then the handler, which counts a
+ * request that reaches PostgreSQL against the site's ceiling.  Every 200
+ * carries a strong ETag (a matching If-None-Match is 304), Cache-Control
+ * (cms_public_cache_control; private, with Vary: Authorization, when the
+ * key came in a header) and Surrogate-Key / Cache-Tag naming the site and
+ * the page.
  */
 
 
@@ -25,6 +28,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_list.h"
+#include "ngx_http_cms_ratelimit.h"
 #include "cms_key.h"
 #include "cms_uuid.h"
 #include "cms_validate.h"
@@ -55,6 +59,8 @@ static ngx_int_t ngx_http_cms_public_listed(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_public_tag(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *page);
 static ngx_int_t ngx_http_cms_public_preflight(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_public_ceiling(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 
@@ -236,6 +242,7 @@ ngx_http_cms_public_auth(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     given = (rc == NGX_OK) ? &key : NULL;
+    ctx->key_in_header = (given == NULL);
 
     rc = ngx_http_cms_auth_hash(r, ctx, given, CMS_KEY_KIND_PK_LIVE,
                                 CMS_KEY_KIND_PK_LIVE, &hex);
@@ -332,6 +339,10 @@ ngx_http_cms_public_known(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 static ngx_int_t
 ngx_http_cms_public_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    if (!ctx->public_counted) {
+        return ngx_http_cms_public_ceiling(r, ctx);
+    }
+
     ctx->data = (void *) &ngx_http_cms_public_site_rec;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_public_site_sql,
@@ -343,6 +354,10 @@ ngx_http_cms_public_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 static ngx_int_t
 ngx_http_cms_public_pages(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
+    if (!ctx->public_counted) {
+        return ngx_http_cms_public_ceiling(r, ctx);
+    }
+
     ctx->data = (void *) &ngx_http_cms_public_page_rec;
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_public_pages_sql,
@@ -414,6 +429,10 @@ ngx_http_cms_public_page(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     if (rc != NGX_DECLINED) {
         return rc;
+    }
+
+    if (!ctx->public_counted) {
+        return ngx_http_cms_public_ceiling(r, ctx);
     }
 
     ctx->data = (void *) &ngx_http_cms_section_published;
@@ -505,6 +524,10 @@ ngx_http_cms_public_entries(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_str_t  args[4];
 
+    if (!ctx->public_counted) {
+        return ngx_http_cms_public_ceiling(r, ctx);
+    }
+
     args[0] = ctx->principal.workspace_id;
     args[1] = ctx->params[0];
 
@@ -521,6 +544,10 @@ ngx_http_cms_public_entry(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     if (!cms_uuid_valid((char *) ctx->params[1].data, ctx->params[1].len)) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    if (!ctx->public_counted) {
+        return ngx_http_cms_public_ceiling(r, ctx);
     }
 
     args[0] = ctx->principal.workspace_id;
@@ -583,6 +610,21 @@ ngx_http_cms_public_tag(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ctx->surrogate.len = p - ctx->surrogate.data;
 
     return NGX_OK;
+}
+
+
+/*
+ * The site's ceiling (cms_public_site_limit) counts the requests that reach
+ * PostgreSQL, not those the public cache or a 304 answers: a handler about
+ * to ask it returns this first, and runs again from its start once the
+ * request is let through.
+ */
+static ngx_int_t
+ngx_http_cms_public_ceiling(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ctx->public_counted = 1;
+
+    return ngx_http_cms_ratelimit_site(r, ctx, ctx->route->handler);
 }
 
 

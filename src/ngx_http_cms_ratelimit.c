@@ -2,8 +2,9 @@
 /*
  * GCRA rate limiting: the extension surface's limit (burst 120, one token
  * per 500 ms, per extension key), the public surface's (burst 240, the
- * same rate, per site) and the login and signup throttles (per
- * client address and per email, cms_auth_throttle).
+ * same rate, per site and client address, and a site's ceiling on what
+ * reaches PostgreSQL, cms_public_site_limit) and the login and signup
+ * throttles (per client address and per email, cms_auth_throttle).
  *
  * Each bucket lives in Redis, updated by one Lua script using Redis TIME,
  * so it is exact across workers and hosts; a request's buckets go in one
@@ -58,6 +59,9 @@ typedef struct {
 static ngx_int_t ngx_http_cms_ratelimit_start(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_t *rl,
     ngx_http_cms_ratelimit_next_pt next);
+static ngx_int_t ngx_http_cms_ratelimit_key(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_bucket_t *b, const char *prefix, ngx_str_t *id,
+    ngx_str_t *who);
 static ngx_int_t ngx_http_cms_ratelimit_send(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_ratelimit_done(ngx_http_request_t *r,
@@ -78,6 +82,8 @@ static ngx_int_t ngx_http_cms_ratelimit_address(ngx_http_request_t *r,
     ngx_str_t *who);
 static ngx_int_t ngx_http_cms_ratelimit_email(ngx_http_request_t *r,
     ngx_str_t *email, ngx_str_t *who);
+static char *ngx_http_cms_ratelimit_setting(ngx_conf_t *cf,
+    ngx_str_t *value, ngx_uint_t n, ngx_http_cms_throttle_t *th);
 static ngx_int_t ngx_http_cms_ratelimit_rate(ngx_str_t *v,
     ngx_msec_t *period);
 #if (NGX_HTTP_CMS_FAULTS)
@@ -113,6 +119,7 @@ ngx_int_t
 ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_ratelimit_next_pt next)
 {
+    ngx_str_t                  who;
     ngx_uint_t                 pk;
     ngx_http_cms_ratelimit_t  *rl;
     ngx_http_cms_main_conf_t  *mcf;
@@ -138,17 +145,55 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     rl->bucket[0].burst = pk ? NGX_HTTP_CMS_RL_PK_BURST
                              : NGX_HTTP_CMS_RL_BURST;
 
-    /* the hash tag keeps a key's bucket on one cluster slot */
-    rl->bucket[0].key.data = ngx_pnalloc(r->pool,
-                                         ctx->principal.key_id.len + 16);
-    if (rl->bucket[0].key.data == NULL) {
+    /*
+     * A publishable key is public: its bucket is the site's and the
+     * client's address, so that one client cannot use up a site's
+     * (docs/public-surface.md)
+     */
+    if ((pk && ngx_http_cms_ratelimit_address(r, &who) != NGX_OK)
+        || ngx_http_cms_ratelimit_key(r, &rl->bucket[0],
+                                      pk ? "cms:rl:pk:" : "cms:rl:",
+                                      &ctx->principal.key_id,
+                                      pk ? &who : NULL)
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    rl->bucket[0].key.len = ngx_sprintf(rl->bucket[0].key.data,
-                                        pk ? "cms:rl:pk:{%V}" : "cms:rl:{%V}",
-                                        &ctx->principal.key_id)
-                            - rl->bucket[0].key.data;
+    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
+}
+
+
+/* the site's ceiling: one bucket, no RateLimit headers (the client's
+   bucket gave them) */
+ngx_int_t
+ngx_http_cms_ratelimit_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_ratelimit_next_pt next)
+{
+    ngx_http_cms_ratelimit_t  *rl;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (!mcf->public_limit || mcf->public_site.burst == 0) {
+        return next(r, ctx);
+    }
+
+    rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
+    if (rl == NULL) {
+        return NGX_ERROR;
+    }
+
+    rl->n = 1;
+    rl->bucket[0].burst = mcf->public_site.burst;
+    rl->bucket[0].interval = mcf->public_site.interval;
+
+    if (ngx_http_cms_ratelimit_key(r, &rl->bucket[0], "cms:rl:pk:",
+                                   &ctx->principal.site_id, NULL)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
 }
@@ -184,6 +229,35 @@ ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
     }
 
     return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
+}
+
+
+/* "<prefix>{<id>}" or "<prefix>{<id>}:<who>": the hash tag keeps an id's
+   buckets on one cluster slot */
+static ngx_int_t
+ngx_http_cms_ratelimit_key(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_bucket_t *b, const char *prefix, ngx_str_t *id,
+    ngx_str_t *who)
+{
+    u_char  *p;
+    size_t   len;
+
+    len = ngx_strlen(prefix) + id->len + 3 + (who ? who->len : 0);
+
+    b->key.data = ngx_pnalloc(r->pool, len);
+    if (b->key.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_sprintf(b->key.data, "%s{%V}", prefix, id);
+
+    if (who != NULL) {
+        p = ngx_sprintf(p, ":%V", who);
+    }
+
+    b->key.len = p - b->key.data;
+
+    return NGX_OK;
 }
 
 
@@ -610,10 +684,8 @@ ngx_http_cms_ratelimit_throttle_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
-    ngx_int_t                 n, burst;
     ngx_str_t                *value;
     ngx_uint_t                which;
-    ngx_msec_t                period;
     ngx_http_cms_throttle_t  *th;
 
     value = cf->args->elts;
@@ -637,45 +709,74 @@ ngx_http_cms_ratelimit_throttle_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 
     th = &mcf->throttle[which];
 
+    return ngx_http_cms_ratelimit_setting(cf, &value[3], cf->args->nelts - 3,
+                                          th);
+}
+
+
+/* "cms_public_site_limit <rate>|off [burst=<n>]" */
+char *
+ngx_http_cms_ratelimit_site_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_str_t  *value;
+
+    value = cf->args->elts;
+
+    return ngx_http_cms_ratelimit_setting(cf, &value[1], cf->args->nelts - 1,
+                                          &mcf->public_site);
+}
+
+
+/* "<rate>|off [burst=<n>]" ("n" words) into a bucket's setting */
+static char *
+ngx_http_cms_ratelimit_setting(ngx_conf_t *cf, ngx_str_t *value,
+    ngx_uint_t n, ngx_http_cms_throttle_t *th)
+{
+    ngx_int_t   count, burst;
+    ngx_msec_t  period;
+
     if (th->interval != NGX_CONF_UNSET_MSEC) {
         return "is duplicate";
     }
 
-    if (ngx_strcmp(value[3].data, "off") == 0 && cf->args->nelts == 4) {
+    if (ngx_strcmp(value[0].data, "off") == 0 && n == 1) {
         th->burst = 0;
         th->interval = 0;
         return NGX_CONF_OK;
     }
 
-    n = ngx_http_cms_ratelimit_rate(&value[3], &period);
+    count = ngx_http_cms_ratelimit_rate(&value[0], &period);
 
-    if (n == NGX_ERROR) {
+    if (count == NGX_ERROR) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "invalid rate \"%V\" (e.g. 10r/m, at most "
-                           "1000r/s)", &value[3]);
+                           "1000r/s)", &value[0]);
         return NGX_CONF_ERROR;
     }
 
-    burst = n;
+    burst = count;
 
-    if (cf->args->nelts == 5) {
+    if (n == 2) {
         burst = NGX_ERROR;
 
-        if (value[4].len > 6
-            && ngx_strncmp(value[4].data, "burst=", 6) == 0)
+        if (value[1].len > 6
+            && ngx_strncmp(value[1].data, "burst=", 6) == 0)
         {
-            burst = ngx_atoi(value[4].data + 6, value[4].len - 6);
+            burst = ngx_atoi(value[1].data + 6, value[1].len - 6);
         }
 
         if (burst <= 0 || burst > CMS_GCRA_BURST_MAX) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid burst \"%V\"", &value[4]);
+                               "invalid burst \"%V\"", &value[1]);
             return NGX_CONF_ERROR;
         }
     }
 
     th->burst = (ngx_uint_t) burst;
-    th->interval = period / (ngx_msec_t) n;
+    th->interval = period / (ngx_msec_t) count;
 
     return NGX_CONF_OK;
 }
@@ -694,10 +795,17 @@ ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf)
         { 10, 3600 * 1000 / 10 }          /* signup address: 10r/h */
     };
 
+    /* README.md, "The public rate limit": a site's ceiling, 100r/s */
+    static ngx_http_cms_throttle_t  site = { 1000, 1000 / 100 };
+
     for (i = 0; i < NGX_HTTP_CMS_THROTTLES; i++) {
         if (mcf->throttle[i].interval == NGX_CONF_UNSET_MSEC) {
             mcf->throttle[i] = defaults[i];
         }
+    }
+
+    if (mcf->public_site.interval == NGX_CONF_UNSET_MSEC) {
+        mcf->public_site = site;
     }
 }
 

@@ -32,6 +32,16 @@ ngx_int_t ngx_http_cms_ratelimit_check(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_next_pt next);
 
 /*
+ * The public surface's ceiling per site (cms_public_site_limit), for a
+ * request about to ask PostgreSQL: counts it against the bucket of
+ * ctx->principal.site_id and runs next() when it is allowed, else 429
+ * rate_limited with Retry-After.  ctx->data is the caller's again when
+ * next() runs.  Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_ratelimit_site(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_next_pt next);
+
+/*
  * The login or signup throttle ("signup" 0 or 1): counts the request
  * against the buckets of the client's address and of "email" (the ones
  * cms_auth_throttle leaves on) and runs next() when both allow it, else
@@ -45,6 +55,10 @@ ngx_int_t ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
 /* "cms_auth_throttle" directive */
 char *ngx_http_cms_ratelimit_throttle_conf(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
+
+/* "cms_public_site_limit" directive */
+char *ngx_http_cms_ratelimit_site_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 /* the throttles' defaults, where no cms_auth_throttle set them */
 void ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf);

@@ -26,6 +26,8 @@ ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     static ngx_str_t  cache_name = ngx_string("Cache-Control");
     static ngx_str_t  surrogate_name = ngx_string("Surrogate-Key");
     static ngx_str_t  tag_name = ngx_string("Cache-Tag");
+    static ngx_str_t  vary_name = ngx_string("Vary");
+    static ngx_str_t  vary = ngx_string("Authorization");
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
@@ -36,8 +38,18 @@ ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     if ((ctx->etag.len ? ngx_http_cms_etag_set(r, &ctx->etag)
                        : ngx_http_cms_etag(r, body)) != NGX_OK
-        || ngx_http_cms_header_add(r, &cache_name, &mcf->public_cache)
+        || ngx_http_cms_header_add(r, &cache_name,
+                                   ctx->key_in_header ? &mcf->public_private
+                                                      : &mcf->public_cache)
            != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* another site's key, or none, must never get this answer from a
+       cache keyed on the URL */
+    if (ctx->key_in_header
+        && ngx_http_cms_header_add(r, &vary_name, &vary) != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -50,6 +62,47 @@ ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     {
         return NGX_ERROR;
     }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_public_private(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
+{
+    u_char     *p;
+    ngx_str_t   rest;
+
+    static ngx_str_t  private = ngx_string("private");
+
+    rest = mcf->public_cache;
+
+    if (rest.len >= 6 && ngx_strncasecmp(rest.data, (u_char *) "public", 6)
+                         == 0)
+    {
+        rest.data += 6;
+        rest.len -= 6;
+    }
+
+    while (rest.len && (rest.data[0] == ' ' || rest.data[0] == ',')) {
+        rest.data++;
+        rest.len--;
+    }
+
+    p = ngx_pnalloc(cf->pool, private.len + 2 + rest.len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    mcf->public_private.data = p;
+    p = ngx_cpymem(p, private.data, private.len);
+
+    if (rest.len) {
+        p = ngx_cpymem(p, ", ", 2);
+        p = ngx_cpymem(p, rest.data, rest.len);
+    }
+
+    mcf->public_private.len = p - mcf->public_private.data;
 
     return NGX_OK;
 }

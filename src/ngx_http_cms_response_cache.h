@@ -42,11 +42,21 @@ ngx_int_t ngx_http_cms_send_cached(ngx_http_request_t *r, ngx_str_t *type,
 
 /*
  * A public 200 (ctx->cacheable): its ETag, Cache-Control from
- * cms_public_cache_control, Surrogate-Key and Cache-Tag from
- * ctx->surrogate.  NGX_OK or NGX_ERROR.
+ * cms_public_cache_control (made private, with Vary: Authorization, when
+ * the key came in a header: ctx->key_in_header), Surrogate-Key and
+ * Cache-Tag from ctx->surrogate.  NGX_OK or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_cache_headers(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *body);
+
+/*
+ * mcf->public_private from mcf->public_cache: "private" in place of a
+ * leading "public" (or before it all), the rest kept, so that a browser
+ * keeps a header-keyed answer as long and no shared cache keeps it at all.
+ * NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_public_private(ngx_conf_t *cf,
+    ngx_http_cms_main_conf_t *mcf);
 
 /*
  * Access-Control-Allow-Origin "origin", Vary: Origin, and the headers a

@@ -6,8 +6,9 @@
 # origin, the site's origin when set, Vary: Origin, the preflight; caching: a strong ETag,
 # 304 on If-None-Match, a publish changes the ETag, Cache-Control from
 # cms_public_cache_control, Surrogate-Key and Cache-Tag naming the site and the page; the
-# rate limit per site: a burst of exactly 240 on the test clock, then 429 with
-# Retry-After, a rotated key keeping the bucket.
+# rate limit per site and client address: a burst of exactly 240 on the test clock, then
+# 429 with Retry-After, a rotated key keeping the bucket (t/126: other addresses, the
+# site's ceiling, shared caches).
 use strict;
 use warnings;
 use Cms::Test;

@@ -136,7 +136,8 @@ One request on a new connection (C<Connection: close>). Returns
 C<{ status, headers =E<gt> {lowercased name =E<gt> value}, header_list =E<gt> [[name,
 value]...], body, json (decoded, or undef), elapsed (seconds), error (on connect/timeout
 failure, with status 0) }>. C<%opts>: C<timeout> (30), C<raw> (send these bytes instead),
-C<host>, C<port> (another loopback port than nginx's: a proxy in front of it), C<openapi>
+C<host>, C<port> (another loopback port than nginx's: a proxy in front of it), C<from> (the
+client's own address, another of 127.0.0.0/8: a second client), C<openapi>
 (0: not checked against the document; see L<Cms::OpenApi>, which checks every other
 answer).
 
@@ -827,6 +828,7 @@ sub _connect {
     my $c = shift;
     $c->{t_start} = Time::HiRes::time();
     $c->{sock} = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $c->{spec}{port} || $S{port},
+                                       ($c->{spec}{from} ? (LocalAddr => $c->{spec}{from}) : ()),
                                        Proto => 'tcp', Blocking => 0);
     unless ($c->{sock}) {
         _finish_conn($c, "connect: $!");
