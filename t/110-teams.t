@@ -161,13 +161,40 @@ is $rv->{status}, 204, 'the admin revokes it: 204' or diag diag_resp($rv);
 check_err(req(DELETE => "$base/invitations/$tb3->{invitation}{id}", $ot), 404, 'not_found', 'revoke it again');
 check_err(req(DELETE => "$base/invitations/nope", $ot), 404, 'not_found', 'revoke a malformed id');
 check_err(accept_inv($bob->{token}, $tb3->{token}), 404, 'invalid_invitation', 'a revoked invitation\'s token');
-is audit_count('invitation.revoked', $wid), 1, 'audit: invitation.revoked';
+is audit_count('invitation.revoked', $wid), 3, 'audit: invitation.revoked, for the two replaced and the one revoked';
+is one("SELECT data->>'replaced_by' FROM audit_events WHERE action = 'invitation.revoked'"
+       . " AND target_id = '$tb2->{invitation}{id}'"), $tb3->{invitation}{id},
+   'a replaced invitation\'s audit row names the one that replaced it';
+is one("SELECT count(*) FROM audit_events WHERE action = 'invitation.revoked'"
+       . " AND target_id = '$tb3->{invitation}{id}' AND NOT data ? 'replaced_by'"), 1,
+   'the revoked one\'s row does not';
 my $statuses = { map { ($_->{id} => $_->{status}) } @{req(GET => "$base/invitations", $ot)->{json}{invitations}} };
 is_deeply [@$statuses{$i1->{id}, $tb->{invitation}{id}, $tb2->{invitation}{id}, $tb3->{invitation}{id}}],
     [qw(accepted revoked revoked revoked)], 'list: accepted; expired, replaced and revoked (a new invitation to the address revokes its open ones)';
 
 # only owners invite owners; below admin nobody invites
 check_err(invite($alice->{token}, $bob->{email}, 'owner'), 403, 'forbidden', 'an admin invites an owner');
+# an admin cannot replace (so cancel or downgrade) an owner's invitation
+{
+    my $carol = signup();
+    my $own = invite($ot, $carol->{email}, 'owner');
+    is $own->{status}, 201, 'the owner invites carol as owner' or diag diag_resp($own);
+    my $revoked = audit_count('invitation.revoked', $wid);
+    check_err(invite($alice->{token}, $carol->{email}, 'viewer'), 403, 'forbidden',
+              'the admin invites carol as viewer while her owner invitation is open');
+    check_err(invite($alice->{token}, uc $carol->{email}, 'admin'), 403, 'forbidden', '... the address in capitals');
+    is one("SELECT cms_invitation_status(i) FROM invitations i WHERE id = '$own->{json}{invitation}{id}'"), 'pending',
+       'the owner invitation is still pending';
+    is one("SELECT count(*) FROM invitations WHERE workspace_id = '$wid' AND lower(email) = lower('$carol->{email}')"), 1,
+       'and no other was written';
+    my $by_owner = invite($ot, $carol->{email}, 'editor');
+    is $by_owner->{status}, 201, 'the owner may replace it' or diag diag_resp($by_owner);
+    is audit_count('invitation.revoked', $wid), $revoked + 1, '... with its invitation.revoked row';
+    my $acc_c = accept_inv($carol->{token}, $own->{json}{token});
+    check_err($acc_c, 404, 'invalid_invitation', 'the replaced owner invitation\'s token');
+    is req(DELETE => "$base/invitations/$by_owner->{json}{invitation}{id}", $ot)->{status}, 204,
+       'and revoke it (it would hold a seat below)';
+}
 my $ed = join_as('editor');
 check_err(invite($ed->{token}, $bob->{email}, 'viewer'), 403, 'forbidden', 'an editor invites');
 check_err(req(GET => "$base/invitations", $ed->{token}), 403, 'forbidden', 'an editor lists invitations');
