@@ -22,7 +22,9 @@ start_nginx(workers => 1, pg_params => 'max=2 query_timeout=1500ms');
 my $off = error_log_size();
 my $r = http(GET => '/v1/_test/sleep?seconds=3');
 unavailable($r, 'statement timeout');
-cmp_ok $r->{elapsed}, '<', 1.45, 'answered when the server gave up, before ours';
+# ours would have logged "postgres timed out" (and closed the connection)
+ok !grep({ /postgres timed out/ } error_log_lines($off)),
+    sprintf 'answered when the server gave up, before ours (%.2f s)', $r->{elapsed};
 ok scalar(grep { /gave up on a statement: .*SQLSTATE 57014/ } error_log_lines($off)),
     'the cause is logged with its SQLSTATE';
 ok !grep({ /answering 500/ } error_log_lines($off)), 'no 500 logged';
@@ -33,6 +35,7 @@ is $r->{status}, 200, 'next query: 200' or diag $r->{body};
 
 # --- an administrator ends the backend in the middle of a query
 restart_nginx(workers => 1, pg_params => 'max=2');
+$off = error_log_size();
 my $h = start_request(GET => '/v1/_test/sleep?seconds=8');
 my $pid = wait_until(5, sub {
     my $rows = psql_admin("SELECT pid FROM pg_stat_activity WHERE datname = '%%DB%%'"
@@ -44,7 +47,10 @@ ok $pid, 'the sleeping backend is seen';
 psql_admin("SELECT pg_terminate_backend($pid)") if $pid;
 $r = finish_request($h);
 unavailable($r, 'terminated backend');
-cmp_ok $r->{elapsed}, '<', 5, 'answered when the backend ended, not at a timeout';
+# at query_timeout (10 s) the pool would have logged "postgres timed out"; the sleep (8 s)
+# cannot end, its backend is gone
+ok !grep({ /postgres timed out/ } error_log_lines($off)),
+    sprintf 'answered when the backend ended, not at a timeout (%.2f s)', $r->{elapsed};
 $r = http(GET => '/v1/_test/sleep?seconds=0');
 is $r->{status}, 200, 'a new connection serves the next query' or diag $r->{body};
 

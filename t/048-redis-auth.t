@@ -88,13 +88,15 @@ is Cms::Prom::sum($m, 'cms_pool_connect_failures_total', pool => 'redis'), 0, 'n
 ok !grep({ index($_, $PW) >= 0 } error_log_lines()), 'the password is nowhere in the log';
 
 # --- a wrong password: a clear log line, 503 ----------------------------------------------
-restart_nginx(redis => redis_line("user=cms password_file=$bad"), config => $STATUS);
+# the pool's timeout far out (20 s): "at once" is then well apart from an answer at it
+restart_nginx(redis => "cms_redis 127.0.0.1:$rport max=2 timeout=20s user=cms password_file=$bad;",
+              config => $STATUS);
 allow_error_log(qr/refused AUTH|answering 50[03]|no redis connection|rate limit falls back/);
 my $off = error_log_size();
 $x = http(GET => '/v1/_test/redis?key=auth-bad');
 is $x->{status}, 503, 'wrong password: a Redis route answers 503';
 is(($x->{json} || {})->{code}, 'service_unavailable', '... service_unavailable');
-cmp_ok $x->{elapsed}, '<', 2, '... at once, not after a timeout';
+cmp_ok $x->{elapsed}, '<', 10, '... at once, not after the 20 s timeout';
 ok wait_until(3, sub { grep { /\[error\].*cms: redis at .* refused AUTH as user "cms": WRONGPASS/ } error_log_lines($off) }),
     'the log says: redis ... refused AUTH as user "cms": WRONGPASS ...';
 my @wp = grep { /refused AUTH/ } error_log_lines($off);

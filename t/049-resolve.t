@@ -109,7 +109,9 @@ my $r = resolve('slow2.test');
 my $took = Time::HiRes::time() - $t0;
 is $r->{status}, 200, 'a resolver that never answers: 200';
 is $r->{json}{result}, 'error', 'a resolver that never answers: an error';
-ok $took >= 1.5 && $took < 6, sprintf 'after resolver_timeout (took %.1f s)', $took;
+# not before resolver_timeout (2 s); the upper bound only says it did not hang (nginx's
+# default resolver_timeout is 30 s, the client's timeout 30 s)
+ok $took >= 1.5 && $took < 17, sprintf 'after resolver_timeout (took %.1f s)', $took;
 is http(GET => '/v1/health')->{status}, 200, 'and answers';
 ok !(grep { /\[alert\]|\[emerg\]|exited on signal/ } error_log_lines($mark)),
     'no worker exit and no alert (no late callback into a freed request)';

