@@ -43,6 +43,9 @@ static void ngx_http_cms_client_idle(ngx_event_t *ev);
 #define NGX_HTTP_CMS_CLIENT_AGE       60000    /* ms, reused until then */
 #define NGX_HTTP_CMS_CLIENT_IDLE_MAX  64       /* idle, per process */
 
+/* the outcome of a host without an address deliveries may go to */
+#define NGX_HTTP_CMS_CLIENT_NO_ADDRESS  "the host has no public address"
+
 
 /* a connection: its own pool (the TLS state is in it), idle or in use */
 typedef struct {
@@ -188,7 +191,10 @@ ngx_http_cms_client_reuse(ngx_http_cms_client_t *cl)
 /*
  * The first address is the one connected to, and the one checked: the
  * outbound rule on the very sockaddr given to connect(), so an answer
- * that changed since the endpoint was registered is judged again.
+ * that changed since the endpoint was registered is judged again.  No
+ * address, no name and a refused address are one outcome: the log a
+ * caller reads must not tell a name inside the network from one that
+ * does not exist (the error log says which).
  */
 static void
 ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
@@ -204,9 +210,11 @@ ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
     }
 
     if (rc != NGX_OK || naddrs == 0) {
-        ngx_http_cms_client_finish(cl, rc == NGX_DECLINED
-                                       ? "the host has no address"
-                                       : "the host could not be resolved");
+        ngx_log_error(NGX_LOG_INFO, &cl->log, 0,
+                      "cms: webhook host \"%V\" %s", &cl->host,
+                      rc == NGX_DECLINED ? "has no address"
+                                         : "could not be resolved");
+        ngx_http_cms_client_finish(cl, NGX_HTTP_CMS_CLIENT_NO_ADDRESS);
         return;
     }
 
@@ -231,7 +239,7 @@ ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
         ngx_log_error(NGX_LOG_WARN, &cl->log, 0,
                       "cms: webhook host \"%V\" is at %V, an address "
                       "deliveries may not go to", &cl->host, &conn->name);
-        ngx_http_cms_client_finish(cl, "the host's address is not public");
+        ngx_http_cms_client_finish(cl, NGX_HTTP_CMS_CLIENT_NO_ADDRESS);
         return;
     }
 

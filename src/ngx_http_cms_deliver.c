@@ -71,6 +71,8 @@ typedef struct {
 
 static ngx_http_cms_hooks_conf_t *ngx_http_cms_deliver_create(
     ngx_conf_t *cf);
+static ngx_int_t ngx_http_cms_deliver_ports(ngx_conf_t *cf,
+    ngx_http_cms_hooks_conf_t *hcf);
 static void ngx_http_cms_deliver_tick(ngx_event_t *ev);
 static void ngx_http_cms_deliver_claimed(void *data, PGresult *res);
 static ngx_int_t ngx_http_cms_deliver_one(ngx_http_cms_main_conf_t *mcf,
@@ -101,6 +103,8 @@ static const ngx_http_cms_param_t  ngx_http_cms_deliver_params[] = {
       offsetof(ngx_http_cms_hooks_conf_t, retention) },
     { ngx_string("concurrency="), NGX_HTTP_CMS_PARAM_POSITIVE,
       offsetof(ngx_http_cms_hooks_conf_t, concurrency) },
+    { ngx_string("ports="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_hooks_conf_t, ports_text) },
     { ngx_null_string, 0, 0 }
 };
 
@@ -181,9 +185,77 @@ ngx_http_cms_deliver_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         }
     }
 
+    if (ngx_http_cms_deliver_ports(cf, hcf) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
     mcf->hooks = hcf;
 
     return NGX_CONF_OK;
+}
+
+
+/* "ports=443,8443": the ports endpoints may name, at most eight */
+static ngx_int_t
+ngx_http_cms_deliver_ports(ngx_conf_t *cf, ngx_http_cms_hooks_conf_t *hcf)
+{
+    u_char     *p, *last, *comma;
+    ngx_int_t   port;
+
+    if (hcf->ports_text.len == 0) {
+        return NGX_OK;
+    }
+
+    p = hcf->ports_text.data;
+    last = p + hcf->ports_text.len;
+
+    for ( ;; ) {
+        comma = ngx_strlchr(p, last, ',');
+        port = ngx_atoi(p, (comma ? comma : last) - p);
+
+        if (port < 1 || port > 65535
+            || hcf->nports == NGX_HTTP_CMS_HOOK_PORTS)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "cms_webhook_delivery: \"ports=%V\" is not "
+                               "a list of at most %d ports, comma-separated",
+                               &hcf->ports_text, NGX_HTTP_CMS_HOOK_PORTS);
+            return NGX_ERROR;
+        }
+
+        hcf->ports[hcf->nports++] = (in_port_t) port;
+
+        if (comma == NULL) {
+            return NGX_OK;
+        }
+
+        p = comma + 1;
+    }
+}
+
+
+ngx_uint_t
+ngx_http_cms_deliver_port_allowed(ngx_http_cms_main_conf_t *mcf,
+    ngx_uint_t port)
+{
+    ngx_uint_t  i;
+
+    /* tests and local development: receivers on any loopback port */
+    if (mcf->outbound_loopback == 1) {
+        return 1;
+    }
+
+    if (mcf->hooks == NULL || mcf->hooks->nports == 0) {
+        return port == 443;
+    }
+
+    for (i = 0; i < mcf->hooks->nports; i++) {
+        if (mcf->hooks->ports[i] == port) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 
@@ -432,6 +504,8 @@ ngx_http_cms_deliver_one(ngx_http_cms_main_conf_t *mcf, PGresult *res,
         /* recorded as a failed attempt, retried on the schedule */
         d->cl.error = (rc == NGX_DECLINED)
                       ? "the endpoint's secret does not open"
+                      : (rc == NGX_ABORT)
+                      ? "the endpoint's port is not allowed"
                       : "the request could not be made";
         ngx_http_cms_deliver_busy++;
         d->cl.finished = 1;
@@ -582,6 +656,11 @@ ngx_http_cms_deliver_request(ngx_http_cms_deliver_t *d, PGresult *res,
 
     *ngx_cpymem(d->cl.host.data, url + u.host.off, u.host.len) = '\0';
     d->cl.port = (in_port_t) u.port_num;
+
+    /* an endpoint stored before its port was refused (ports=) */
+    if (!ngx_http_cms_deliver_port_allowed(d->cl.data, u.port_num)) {
+        return NGX_ABORT;
+    }
     d->cl.ssl = u.https ? ((ngx_http_cms_main_conf_t *) d->cl.data)->hooks->ssl
                         : NULL;
     v6 = (u.host_type == CMS_URL_HOST_IPV6);

@@ -19,7 +19,8 @@
 
 /*
  * "cms_webhook_delivery on|off [ca=FILE] [timeout=15s] [retry_scale=1]
- * [retention=30d] [concurrency=32]"; off (no delivery) when absent
+ * [retention=30d] [concurrency=32] [ports=443]"; off (no delivery) when
+ * absent
  */
 char *ngx_http_cms_deliver_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
@@ -27,6 +28,13 @@ char *ngx_http_cms_deliver_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 /* init_main_conf: the defaults, and the TLS context; NGX_OK/NGX_ERROR */
 ngx_int_t ngx_http_cms_deliver_conf_init(ngx_conf_t *cf,
     ngx_http_cms_main_conf_t *mcf);
+
+/*
+ * Whether an endpoint may name "port": one of ports= (443 alone by
+ * default), or any with "cms_outbound_loopback on" (tests, development).
+ */
+ngx_uint_t ngx_http_cms_deliver_port_allowed(ngx_http_cms_main_conf_t *mcf,
+    ngx_uint_t port);
 
 /* worker 0 (ngx_http_cms_jobs_here()): arms the job */
 void ngx_http_cms_deliver_init_process(ngx_cycle_t *cycle,

@@ -6,8 +6,10 @@
  * delivery of the same event: same event id, same body) and POST
  * .../webhooks/{id}/test (a "webhook.test" event for that endpoint only).
  * Secret keys need webhooks:read / webhooks:write and an admin or owner
- * behind them; the studio mirrors are for owners and admins.  Sending is
- * the delivery job's (ngx_http_cms_deliver.c).
+ * behind them; the studio mirrors are for owners and admins.  The two
+ * POSTs share a workspace's limit (a burst of 20, then one every 3 s):
+ * each makes the module send a request where the caller points it.
+ * Sending is the delivery job's (ngx_http_cms_deliver.c).
  */
 
 
@@ -22,10 +24,13 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_ratelimit.h"
 #include "cms_uuid.h"
 
 
 static ngx_int_t ngx_http_cms_deliveries_list(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_deliveries_limit(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_deliveries_redeliver(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
@@ -157,6 +162,10 @@ ngx_http_cms_deliveries_redeliver(ngx_http_request_t *r,
     ngx_int_t  rc;
     ngx_str_t  args[3];
 
+    if (!ctx->counted) {
+        return ngx_http_cms_deliveries_limit(r, ctx);
+    }
+
     rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
@@ -181,6 +190,10 @@ ngx_http_cms_deliveries_test(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[2];
 
+    if (!ctx->counted) {
+        return ngx_http_cms_deliveries_limit(r, ctx);
+    }
+
     rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
@@ -188,6 +201,20 @@ ngx_http_cms_deliveries_test(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_deliveries_test_sql,
                                  args, 2, ngx_http_cms_deliveries_queued);
+}
+
+
+/* the workspace's hand-queued sends; the handler runs again after */
+static ngx_int_t
+ngx_http_cms_deliveries_limit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    static ngx_http_cms_throttle_t  sends = { 20, 3000 };
+
+    ctx->counted = 1;
+
+    return ngx_http_cms_ratelimit_own(r, ctx, "cms:rl:wh:",
+                                      &ctx->principal.workspace_id, &sends,
+                                      ctx->route->handler);
 }
 
 

@@ -16,6 +16,7 @@
 
 #define NGX_HTTP_CMS_MAX_PARAMS        4
 #define NGX_HTTP_CMS_REQUEST_ID_LEN    32
+#define NGX_HTTP_CMS_HOOK_PORTS        8    /* cms_webhook_delivery ports= */
 
 
 typedef struct ngx_http_cms_ctx_s          ngx_http_cms_ctx_t;
@@ -143,6 +144,9 @@ struct ngx_http_cms_hooks_conf_s {
     ngx_str_t                   scale;        /* retry_scale=, as text */
     ngx_msec_t                  retention;    /* retention=, settled rows */
     ngx_uint_t                  concurrency;  /* concurrency=, in flight */
+    ngx_str_t                   ports_text;   /* ports=, as written */
+    in_port_t                   ports[NGX_HTTP_CMS_HOOK_PORTS];
+    ngx_uint_t                  nports;       /* ports=: 443 alone */
     ngx_ssl_t                  *ssl;          /* verifies endpoints */
 };
 
@@ -267,8 +271,9 @@ struct ngx_http_cms_ctx_s {
        must not keep the answer (private, Vary: Authorization) */
     unsigned                    key_in_header:1;
 
-    /* counted against the site's ceiling (ngx_http_cms_ratelimit_site) */
-    unsigned                    public_counted:1;
+    /* counted against the route's own limit (a site's public ceiling, a
+       workspace's hand-queued webhook sends): the handler runs again */
+    unsigned                    counted:1;
 };
 
 

@@ -339,7 +339,7 @@ ngx_http_cms_public_known(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 static ngx_int_t
 ngx_http_cms_public_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    if (!ctx->public_counted) {
+    if (!ctx->counted) {
         return ngx_http_cms_public_ceiling(r, ctx);
     }
 
@@ -354,7 +354,7 @@ ngx_http_cms_public_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 static ngx_int_t
 ngx_http_cms_public_pages(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    if (!ctx->public_counted) {
+    if (!ctx->counted) {
         return ngx_http_cms_public_ceiling(r, ctx);
     }
 
@@ -431,7 +431,7 @@ ngx_http_cms_public_page(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    if (!ctx->public_counted) {
+    if (!ctx->counted) {
         return ngx_http_cms_public_ceiling(r, ctx);
     }
 
@@ -524,7 +524,7 @@ ngx_http_cms_public_entries(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_str_t  args[4];
 
-    if (!ctx->public_counted) {
+    if (!ctx->counted) {
         return ngx_http_cms_public_ceiling(r, ctx);
     }
 
@@ -546,7 +546,7 @@ ngx_http_cms_public_entry(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
-    if (!ctx->public_counted) {
+    if (!ctx->counted) {
         return ngx_http_cms_public_ceiling(r, ctx);
     }
 
@@ -622,7 +622,7 @@ ngx_http_cms_public_tag(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 static ngx_int_t
 ngx_http_cms_public_ceiling(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ctx->public_counted = 1;
+    ctx->counted = 1;
 
     return ngx_http_cms_ratelimit_site(r, ctx, ctx->route->handler);
 }

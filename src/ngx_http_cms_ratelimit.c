@@ -164,18 +164,34 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* the site's ceiling: one bucket, no RateLimit headers (the client's
-   bucket gave them) */
 ngx_int_t
 ngx_http_cms_ratelimit_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_ratelimit_next_pt next)
 {
-    ngx_http_cms_ratelimit_t  *rl;
     ngx_http_cms_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
-    if (!mcf->public_limit || mcf->public_site.burst == 0) {
+    if (!mcf->public_limit) {
+        return next(r, ctx);
+    }
+
+    return ngx_http_cms_ratelimit_own(r, ctx, "cms:rl:pk:",
+                                      &ctx->principal.site_id,
+                                      &mcf->public_site, next);
+}
+
+
+/* a route's own limit: one bucket, no RateLimit headers (those describe
+   the credential's) */
+ngx_int_t
+ngx_http_cms_ratelimit_own(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    const char *prefix, ngx_str_t *id, ngx_http_cms_throttle_t *th,
+    ngx_http_cms_ratelimit_next_pt next)
+{
+    ngx_http_cms_ratelimit_t  *rl;
+
+    if (th->burst == 0) {
         return next(r, ctx);
     }
 
@@ -185,11 +201,10 @@ ngx_http_cms_ratelimit_site(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     rl->n = 1;
-    rl->bucket[0].burst = mcf->public_site.burst;
-    rl->bucket[0].interval = mcf->public_site.interval;
+    rl->bucket[0].burst = th->burst;
+    rl->bucket[0].interval = th->interval;
 
-    if (ngx_http_cms_ratelimit_key(r, &rl->bucket[0], "cms:rl:pk:",
-                                   &ctx->principal.site_id, NULL)
+    if (ngx_http_cms_ratelimit_key(r, &rl->bucket[0], prefix, id, NULL)
         != NGX_OK)
     {
         return NGX_ERROR;

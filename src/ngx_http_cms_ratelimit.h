@@ -42,6 +42,17 @@ ngx_int_t ngx_http_cms_ratelimit_site(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_next_pt next);
 
 /*
+ * A route's own limit: counts the request against the bucket
+ * "<prefix>{<id>}" of setting "th" (none when its burst is 0) and runs
+ * next() when it is allowed, else 429 rate_limited with Retry-After; no
+ * RateLimit headers.  ctx->data is the caller's again when next() runs.
+ * Returns the handler contract's codes.
+ */
+ngx_int_t ngx_http_cms_ratelimit_own(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, const char *prefix, ngx_str_t *id,
+    ngx_http_cms_throttle_t *th, ngx_http_cms_ratelimit_next_pt next);
+
+/*
  * The login or signup throttle ("signup" 0 or 1): counts the request
  * against the buckets of the client's address and of "email" (the ones
  * cms_auth_throttle leaves on) and runs next() when both allow it, else

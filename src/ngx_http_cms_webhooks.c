@@ -27,6 +27,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_resolve.h"
+#include "ngx_http_cms_deliver.h"
 #include "cms_fields.h"
 #include "cms_url.h"
 #include "cms_uuid.h"
@@ -484,6 +485,13 @@ ngx_http_cms_webhooks_url(ngx_http_request_t *r,
     n = cms_url_build((char *) url->data, &u, 0, (char *) out, size);
     if (n == 0) {
         return NGX_ERROR;
+    }
+
+    if (!ngx_http_cms_deliver_port_allowed(mcf, u.port_num)) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_URL, "url",
+                                     "url's port is not one deliveries may "
+                                     "use (443, or cms_webhook_delivery "
+                                     "ports=)");
     }
 
     host->data = url->data + u.host.off;

@@ -11,8 +11,10 @@
 # private or no address), nothing written on a refusal; the secret: whsec_ + base64 of 32
 # bytes, answered once (create and rotate, Cache-Control: no-store), never in a read,
 # never in a database dump (text, hex or base64 of its bytes), sealed with AES-256-GCM
-# bound to the row ("webhook:<id>"), the rotated one kept for the overlap; with
-# cms_outbound_loopback on, plain http to loopback only.
+# bound to the row ("webhook:<id>"), the rotated one kept for the overlap; ports: 443
+# alone, or those cms_webhook_delivery ports= names (any on a public address was taken);
+# test and redeliver share a workspace's limit (20, then one every 3 s, on the test
+# clock); with cms_outbound_loopback on, plain http to loopback only.
 use strict;
 use warnings;
 use Cms::Test;
@@ -21,6 +23,7 @@ use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspac
                      master_secret $UUID $TS);
 use Digest::SHA qw(hmac_sha256);
 use MIME::Base64 qw(decode_base64);
+use Time::HiRes ();
 
 signup_defaults(email_prefix => 'hooks');
 
@@ -39,7 +42,8 @@ my $dns = Cms::Dns->start(records => {
     'empty.test'   => [],
 });
 my $RESOLVER = 'resolver 127.0.0.1:' . $dns->port . ' valid=1s; resolver_timeout 3s;';
-start_nginx(http_config => $RESOLVER);
+# 8443 allowed beside 443 (ports=); delivery off: nothing here is ever sent
+start_nginx(http_config => "$RESOLVER cms_webhook_delivery off ports=443,8443;");
 
 my $owner = signup();
 my $ot = $owner->{token};
@@ -169,6 +173,7 @@ my @refused = (
     'https://100.64.0.1/', 'https://192.168.1.1/', 'https://[::ffff:10.0.0.1]/', 'https://[fd00::1]/',
     'https://[64:ff9b::a00:1]/', 'https://private.test/', 'https://mixed.test/', 'https://loop.test/',
     'https://meta.test/', 'https://empty.test/', 'https://nowhere.test/', 'https://' . ('a' x 2050) . '.test/',
+    'https://hooks.test:22/', 'https://93.184.216.34:6379/', 'https://hooks.test:80/', 'https://hooks.test:8444/',
 );
 for my $u (@refused) {
     check_err(req(POST => '/v1/api/webhooks', $K, { url => $u }), 400, 'invalid_url', "url $u");
@@ -299,6 +304,49 @@ SKIP: {
 is req(DELETE => "/v1/workspaces/$wid/webhooks/$h2->{id}", $m{admin}{token})->{status}, 204, 'studio delete: 204';
 check_err(req(GET => "/v1/api/webhooks/$h2->{id}", $K), 404, 'not_found', 'gone');
 check_err(req(DELETE => "/v1/api/webhooks/$h2->{id}", $K), 404, 'not_found', 'a second delete: 404');
+
+# --- hand-queued sends: test and redeliver share the workspace's limit ---------------------
+
+{
+    my $hook = mkhook($K, { url => 'https://hooks.test/limited' });
+    my $clock = int(Time::HiRes::time() * 1000) + 3_600_000;
+    my @c = ('X-Cms-Test-Clock' => $clock);
+    my ($ok, $refused, $delivery) = (0, undef, undef);
+    for (1 .. 25) {
+        my $x = req(POST => "/v1/api/webhooks/$hook->{id}/test", $K, undef, @c);
+        if ($x->{status} == 202) { $ok++; $delivery //= $x->{json}{delivery}{id} } else { $refused = $x; last }
+    }
+    is $ok, 20, 'test: a burst of exactly 20 queued';
+    check_err($refused, 429, 'rate_limited', 'the 21st test');
+    ok(($refused->{headers}{'retry-after'} // 0) >= 1, '429: Retry-After');
+    check_err(req(POST => "/v1/api/webhooks/$hook->{id}/deliveries/$delivery/redeliver", $K, undef, @c), 429,
+              'rate_limited', 'redeliver shares the bucket');
+    check_err(req(POST => "/v1/workspaces/$wid/webhooks/$hook->{id}/test", $ot, undef, @c), 429, 'rate_limited',
+              'the studio mirror too');
+    my $theirs = mkhook($K2, { url => 'https://hooks.test/theirs' });
+    is req(POST => "/v1/api/webhooks/$theirs->{id}/test", $K2, undef, @c)->{status}, 202,
+       'another workspace: its own bucket';
+    my @later = ('X-Cms-Test-Clock' => $clock + 3000);
+    my $r = req(POST => "/v1/api/webhooks/$hook->{id}/deliveries/$delivery/redeliver", $K, undef, @later);
+    is $r->{status}, 202, 'one send back 3 s later: a redeliver' or diag diag_resp($r);
+    check_err(req(POST => "/v1/api/webhooks/$hook->{id}/test", $K, undef, @later), 429, 'rate_limited', 'and only one');
+    is one("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = '$hook->{id}'"), 21,
+       'twenty tests and one redelivery queued, nothing for a refusal';
+}
+
+# --- ports: 443 alone without ports= ----------------------------------------------------------
+
+start_nginx(http_config => $RESOLVER);
+check_err(req(POST => '/v1/api/webhooks', $K, { url => 'https://hooks.test:8443/x' }), 400, 'invalid_url',
+          'without ports=: 8443 refused');
+like(req(POST => '/v1/api/webhooks', $K, { url => 'https://hooks.test:8443/x' })->{json}{error} // '', qr/port/,
+     '... saying it is the port');
+my $p443 = req(POST => '/v1/api/webhooks', $K, { url => 'https://hooks.test:443/x' });
+is $p443->{status}, 201, 'without ports=: 443 taken' or diag diag_resp($p443);
+push @SECRETS, $p443->{json}{secret};
+for my $bad ('ports=0', 'ports=x', 'ports=443,', 'ports=65536', 'ports=' . join(',', 1 .. 9)) {
+    isnt nginx_test(http_config => "cms_webhook_delivery off $bad;")->{rc}, 0, "nginx -t refuses $bad";
+}
 
 # --- cms_outbound_loopback on: http to loopback only ----------------------------------------
 

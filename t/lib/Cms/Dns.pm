@@ -8,6 +8,7 @@ package Cms::Dns;
 #   $dns->port;                            # for "resolver 127.0.0.1:PORT valid=1s;"
 #   $dns->set('flip.test' => ['127.0.0.1']);   # answered from the next query on
 #   $dns->queries('flip.test');            # questions it answered for the name
+#   $dns->forget('flip.test');             # unknown again: NXDOMAIN
 #   $dns->stop;                            # also when the object goes
 #
 # A name's addresses are IPv4 or IPv6 text; each answers its own type (A or
@@ -45,6 +46,12 @@ sub port { $_[0]{port} }
 sub set {
     my ($self, %records) = @_;
     $self->{records}{$_} = $records{$_} for keys %records;
+    $self->_write;
+}
+
+sub forget {
+    my ($self, @names) = @_;
+    delete $self->{records}{$_} for @names;
     $self->_write;
 }
 
