@@ -176,6 +176,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "The workspace's plan allows no more sites"),
     ngx_http_cms_err(409, "workspace_site_limit", "conflict",
                      "The workspace already has its site"),
+    ngx_http_cms_err(409, "webhook_limit_reached", "conflict",
+                     "The workspace's plan allows no more webhook endpoints"),
     ngx_http_cms_err(400, "invalid_current_password", "validation_error",
                      "current_password is not the account's password"),
     ngx_http_cms_err(400, "invalid_account_token", "validation_error",

@@ -37,8 +37,9 @@ static const ngx_http_cms_col_t  ngx_http_cms_plan_cols[] = {
     { "upload_limit_bytes", 3, NGX_HTTP_CMS_COL_NUMBER },
     { "custom_modules", 4, NGX_HTTP_CMS_COL_BOOL },
     { "site_limit", 5, NGX_HTTP_CMS_COL_NUMBER },
-    { "members_used", 6, NGX_HTTP_CMS_COL_NUMBER },
-    { "storage_used_bytes", 7, NGX_HTTP_CMS_COL_NUMBER },
+    { "webhook_limit", 6, NGX_HTTP_CMS_COL_NUMBER },
+    { "members_used", 7, NGX_HTTP_CMS_COL_NUMBER },
+    { "storage_used_bytes", 8, NGX_HTTP_CMS_COL_NUMBER },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_plan = {
@@ -68,6 +69,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_plans_get_sql =
     ngx_http_cms_pg_stmt(
         "SELECT p.name, p.member_limit, p.storage_limit_bytes,"
         " p.upload_limit_bytes, p.custom_modules, p.site_limit,"
+        " p.webhook_limit,"
         " cms_plan_usage(w.id, 'members'),"
         " cms_plan_usage(w.id, 'storage_bytes')"
         " FROM workspaces w JOIN plans p ON p.name = w.plan"

@@ -142,11 +142,11 @@ static const cms_fields_t  ngx_http_cms_webhook_input = {
    $7 the sealed secret (hex) */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_webhooks_insert_sql =
     ngx_http_cms_pg_stmt(
-        "INSERT INTO webhooks AS h (id, workspace_id, url, events, enabled,"
-        " description, secret_sealed)"
-        " VALUES ($2, $1, $3, coalesce(cms_webhook_events($4::jsonb), '{*}'),"
-        "  coalesce($5::boolean, true), coalesce($6, ''), decode($7, 'hex'))"
-        " RETURNING 0," NGX_HTTP_CMS_WEBHOOK_COLUMNS,
+        "SELECT 0," NGX_HTTP_CMS_WEBHOOK_COLUMNS
+        " FROM cms_webhook_create($1, $2, $3,"
+        "  coalesce(cms_webhook_events($4::jsonb), '{*}'),"
+        "  coalesce($5::boolean, true), coalesce($6, ''),"
+        "  decode($7, 'hex')) h",
         7);
 
 /* $1 workspace, $2 limit, $3 offset; past the end, one row of NULLs */

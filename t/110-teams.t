@@ -59,8 +59,8 @@ sub join_as {
 my $p = req(GET => "$base/plan", $ot);
 is $p->{status}, 200, 'GET plan: 200' or diag diag_resp($p);
 is_deeply $p->{json}, { plan => { name => 'free', member_limit => 25, storage_limit_bytes => 1073741824,
-    upload_limit_bytes => 52428800, custom_modules => JSON::PP::true, site_limit => 5, members_used => 1,
-    storage_used_bytes => 0 } }, 'a new workspace is on "free": its limits and what is used';
+    upload_limit_bytes => 52428800, custom_modules => JSON::PP::true, site_limit => 5, webhook_limit => 16,
+    members_used => 1, storage_used_bytes => 0 } }, 'a new workspace is on "free": its limits and what is used';
 
 # --- members: list ---------------------------------------------------------------------------
 
@@ -279,20 +279,22 @@ sub refusal { one("SELECT coalesce(cms_plan_refusal('$wid', '$_[0]', $_[1]" . (d
 psql("INSERT INTO media_assets (workspace_id, size_bytes) VALUES ('$wid', 700), ('$wid', 300)");
 my %before = (members => refusal('members', 1), storage => refusal('storage_bytes', 1),
               upload => refusal('upload_bytes', 2000), modules => refusal('custom_modules', 1),
-              sites => refusal('sites', 1, 2));
-is_deeply \%before, { members => 'member_limit_reached', storage => 'ok', upload => 'ok', modules => 'ok', sites => 'ok' },
+              sites => refusal('sites', 1, 2), webhooks => refusal('webhooks', 1, 3));
+is_deeply \%before, { members => 'member_limit_reached', storage => 'ok', upload => 'ok', modules => 'ok', sites => 'ok',
+                      webhooks => 'ok' },
     'plan small: members full; 1,000 bytes stored of 1 GiB; 2,000-byte upload, custom modules, a third site allowed';
 cms_admin('plan', 'set', '--name', 'small', '--members', '7', '--storage', '1000', '--upload', '1999',
-          '--custom-modules', 'no', '--sites', '2');
+          '--custom-modules', 'no', '--sites', '2', '--webhooks', '3');
 my %after = (members => refusal('members', 1), storage => refusal('storage_bytes', 1),
              upload => refusal('upload_bytes', 2000), modules => refusal('custom_modules', 1),
-             sites => refusal('sites', 1, 2));
+             sites => refusal('sites', 1, 2), webhooks => refusal('webhooks', 1, 3));
 is_deeply \%after, { members => 'ok', storage => 'storage_limit_exceeded', upload => 'upload_too_large',
-                     modules => 'module_not_allowed', sites => 'site_limit_reached' },
+                     modules => 'module_not_allowed', sites => 'site_limit_reached', webhooks => 'webhook_limit_reached' },
     'plan changed: every limit moved (one seat more, storage full, upload over the cap, no custom modules, 2 sites)';
 is_deeply req(GET => "$base/plan", $alice->{token})->{json}{plan},
     { name => 'small', member_limit => 7, storage_limit_bytes => 1000, upload_limit_bytes => 1999,
-      custom_modules => JSON::PP::false, site_limit => 2, members_used => 6, storage_used_bytes => 1000 },
+      custom_modules => JSON::PP::false, site_limit => 2, webhook_limit => 3, members_used => 6,
+      storage_used_bytes => 1000 },
     'GET plan shows the new limits and usage';
 is req(GET => $base, $ot)->{json}{workspace}{storage_quota_bytes}, 1000, 'the workspace record\'s quota follows the plan';
 # the custom-module routes ask the same decision (sql/0017)
@@ -307,7 +309,7 @@ like $@, qr/exit 1/, 'cms-admin plan assign to an unknown plan fails';
 eval { cms_admin('plan', 'set', '--name', 'x', '--members', '-1') };
 like $@, qr/exit 1/, 'cms-admin plan set with a negative limit fails';
 my $list = cms_admin('plan', 'list');
-like $list, qr/^small\tnone\t1000\t1999\tno\t2$/m, 'cms-admin plan list' or diag $list;
+like $list, qr/^small\tnone\t1000\t1999\tno\t2\t3$/m, 'cms-admin plan list' or diag $list;
 
 # cms_default_plan: new workspaces go on it
 cms_admin('plan', 'set', '--name', 'pro', '--members', '100');

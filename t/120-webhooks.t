@@ -19,8 +19,8 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Dns;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key demoted_key api_key
-                     master_secret $UUID $TS);
+use Cms::Fixtures qw(req req_spec diag_resp check_err one signup signup_defaults workspace key demoted_key
+                     api_key master_secret $UUID $TS);
 use Digest::SHA qw(hmac_sha256);
 use MIME::Base64 qw(decode_base64);
 use Time::HiRes ();
@@ -304,6 +304,30 @@ SKIP: {
 is req(DELETE => "/v1/workspaces/$wid/webhooks/$h2->{id}", $m{admin}{token})->{status}, 204, 'studio delete: 204';
 check_err(req(GET => "/v1/api/webhooks/$h2->{id}", $K), 404, 'not_found', 'gone');
 check_err(req(DELETE => "/v1/api/webhooks/$h2->{id}", $K), 404, 'not_found', 'a second delete: 404');
+
+# --- endpoints per workspace: the plan's webhook_limit ---------------------------------------
+
+{
+    # another workspace on a plan of three endpoints; it has one already ($hx)
+    Cms::Test::psql("INSERT INTO plans (name, storage_limit_bytes, upload_limit_bytes, webhook_limit)"
+                    . " VALUES ('hooks3', 1000000, 1000, 3)");
+    Cms::Test::psql("UPDATE workspaces SET plan = 'hooks3' WHERE id = '$wid2'");
+    my $before = count_hooks($wid2);
+    my @burst = parallel_requests(map { req_spec(POST => '/v1/api/webhooks', $K2, { url => "https://hooks.test/b$_" }) }
+                                  1 .. 6);
+    my %st;
+    $st{$_->{status}}++ for @burst;
+    is $st{201}, 3 - $before, '6 concurrent creates: exactly the free endpoints made' or diag explain \%st;
+    ok !grep({ $_->{status} != 201 && !($_->{status} == 409 && ($_->{json}{code} // '') eq 'webhook_limit_reached') }
+             @burst), 'the others: 409 webhook_limit_reached';
+    is count_hooks($wid2), 3, 'never over the limit';
+    push @SECRETS, map { $_->{json}{secret} } grep { $_->{status} == 201 } @burst;
+    check_err(req(POST => "/v1/workspaces/$wid2/webhooks", $other->{token}, { url => 'https://hooks.test/s' }), 409,
+              'webhook_limit_reached', 'the studio route too');
+    is req(POST => '/v1/api/webhooks', $K, { url => 'https://hooks.test/mine' })->{status}, 201,
+       'a workspace on another plan: not counted against it';
+    Cms::Test::psql("UPDATE workspaces SET plan = 'free' WHERE id = '$wid2'");
+}
 
 # --- hand-queued sends: test and redeliver share the workspace's limit ---------------------
 

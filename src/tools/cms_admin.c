@@ -63,7 +63,8 @@ enum {
     CMS_ADMIN_OPT_STORAGE,
     CMS_ADMIN_OPT_UPLOAD,
     CMS_ADMIN_OPT_CUSTOM_MODULES,
-    CMS_ADMIN_OPT_SITES
+    CMS_ADMIN_OPT_SITES,
+    CMS_ADMIN_OPT_WEBHOOKS
 };
 
 
@@ -116,7 +117,8 @@ static const cms_admin_field_t  cms_admin_fields[] = {
     cms_admin_field(CMS_ADMIN_OPT_STORAGE, storage),
     cms_admin_field(CMS_ADMIN_OPT_UPLOAD, upload),
     cms_admin_field(CMS_ADMIN_OPT_CUSTOM_MODULES, custom_modules),
-    cms_admin_field(CMS_ADMIN_OPT_SITES, sites)
+    cms_admin_field(CMS_ADMIN_OPT_SITES, sites),
+    cms_admin_field(CMS_ADMIN_OPT_WEBHOOKS, webhooks)
 };
 
 #define CMS_ADMIN_NFIELDS                                                     \
@@ -254,6 +256,7 @@ static const struct option  cms_admin_plan_options[] = {
     cms_admin_opt("custom-modules", required_argument,
                   CMS_ADMIN_OPT_CUSTOM_MODULES),
     cms_admin_opt("sites", required_argument, CMS_ADMIN_OPT_SITES),
+    cms_admin_opt("webhooks", required_argument, CMS_ADMIN_OPT_WEBHOOKS),
     cms_admin_null_option
 };
 
@@ -377,16 +380,16 @@ static const char  cms_admin_usage_text[] =
 "  admin revoke --id ID\n"
 "      prints the credential id (revoking twice is not an error)\n"
 "  plan set --name N [--members N|none] [--storage BYTES] [--upload BYTES]\n"
-"           [--custom-modules yes|no] [--sites N|none]\n"
+"           [--custom-modules yes|no] [--sites N|none] [--webhooks N|none]\n"
 "      creates the plan or changes the limits given; prints its name;\n"
-"      a new plan: no member or site limit, 1 GiB storage, 50 MiB per\n"
-"      upload, custom modules allowed; none: no limit\n"
+"      a new plan: no member, site or webhook limit, 1 GiB storage,\n"
+"      50 MiB per upload, custom modules allowed; none: no limit\n"
 "  plan assign --workspace ID --name PLAN\n"
 "      puts the workspace on the plan (audit log: plan.changed); prints\n"
 "      the workspace id\n"
 "  plan list\n"
 "      one line per plan: name members storage upload custom_modules\n"
-"      sites\n"
+"      sites webhooks\n"
 "  account mail\n"
 "      hands over the waiting password-reset and verification messages:\n"
 "      one line each: id type email token (marked sent); needs --secret\n"

@@ -72,6 +72,7 @@ typedef struct {
     const char    *upload;
     const char    *custom_modules;
     const char    *sites;
+    const char    *webhooks;
     unsigned       verified:1;
     unsigned       inactive:1;
     unsigned       suspended:1;

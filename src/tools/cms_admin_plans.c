@@ -29,18 +29,19 @@ static const cms_admin_pg_error_t  cms_admin_plan_assign_errors[] = {
 
 
 /*
- * $1 name; $2 members, $6 sites: digits, "none" (no limit) or NULL (kept;
- * a new plan: none); $3 storage, $4 upload: digits or NULL (kept; a new
- * plan: 1 GiB, 50 MiB); $5 custom modules "yes"/"no" or NULL (kept; new:
- * yes).
+ * $1 name; $2 members, $6 sites, $7 webhooks: digits, "none" (no limit)
+ * or NULL (kept; a new plan: none); $3 storage, $4 upload: digits or NULL
+ * (kept; a new plan: 1 GiB, 50 MiB); $5 custom modules "yes"/"no" or NULL
+ * (kept; new: yes).
  */
 static const cms_admin_query_t  cms_admin_plan_upsert = {
     "plan set",
     "INSERT INTO plans AS p (name, member_limit, storage_limit_bytes,"
-    " upload_limit_bytes, custom_modules, site_limit)"
+    " upload_limit_bytes, custom_modules, site_limit, webhook_limit)"
     " VALUES ($1, nullif($2, 'none')::integer,"
     "  coalesce($3::bigint, 1073741824), coalesce($4::bigint, 52428800),"
-    "  coalesce($5 = 'yes', true), nullif($6, 'none')::integer)"
+    "  coalesce($5 = 'yes', true), nullif($6, 'none')::integer,"
+    "  nullif($7, 'none')::integer)"
     " ON CONFLICT (name) DO UPDATE SET"
     "  member_limit = CASE WHEN $2 IS NULL THEN p.member_limit"
     "   ELSE excluded.member_limit END,"
@@ -49,9 +50,11 @@ static const cms_admin_query_t  cms_admin_plan_upsert = {
     "  custom_modules = coalesce($5 = 'yes', p.custom_modules),"
     "  site_limit = CASE WHEN $6 IS NULL THEN p.site_limit"
     "   ELSE excluded.site_limit END,"
+    "  webhook_limit = CASE WHEN $7 IS NULL THEN p.webhook_limit"
+    "   ELSE excluded.webhook_limit END,"
     "  updated_at = now()"
     " RETURNING name",
-    6, cms_admin_plan_set_errors
+    7, cms_admin_plan_set_errors
 };
 
 /* $1 workspace, $2 plan: the change is written to the audit log */
@@ -71,14 +74,15 @@ static const cms_admin_query_t  cms_admin_plan_list_q = {
     "plan list",
     "SELECT name, coalesce(member_limit::text, 'none'), storage_limit_bytes,"
     " upload_limit_bytes, CASE WHEN custom_modules THEN 'yes' ELSE 'no' END,"
-    " coalesce(site_limit::text, 'none') FROM plans ORDER BY name",
+    " coalesce(site_limit::text, 'none'),"
+    " coalesce(webhook_limit::text, 'none') FROM plans ORDER BY name",
     0, NULL
 };
 
 
 /*
  * plan set --name N [--members N|none] [--storage BYTES] [--upload BYTES]
- *          [--custom-modules yes|no] [--sites N|none]
+ *          [--custom-modules yes|no] [--sites N|none] [--webhooks N|none]
  * creates the plan or changes the limits given; prints its name.
  */
 
@@ -86,13 +90,14 @@ int
 cms_admin_plan_set(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 {
     char         name[64];
-    const char  *params[6];
+    const char  *params[7];
 
     if (cms_admin_check_printable("name", a->name, 1, 63) != 0
         || cms_admin_plan_number("members", a->members, 1) != 0
         || cms_admin_plan_number("storage", a->storage, 0) != 0
         || cms_admin_plan_number("upload", a->upload, 0) != 0
-        || cms_admin_plan_number("sites", a->sites, 1) != 0)
+        || cms_admin_plan_number("sites", a->sites, 1) != 0
+        || cms_admin_plan_number("webhooks", a->webhooks, 1) != 0)
     {
         return -1;
     }
@@ -109,6 +114,7 @@ cms_admin_plan_set(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     params[3] = a->upload;
     params[4] = a->custom_modules;
     params[5] = a->sites;
+    params[6] = a->webhooks;
 
     if (cms_admin_pg_one(ctx, &cms_admin_plan_upsert, params, name,
                          sizeof(name))
