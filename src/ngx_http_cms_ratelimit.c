@@ -75,7 +75,7 @@ static void ngx_http_cms_ratelimit_merge(cms_gcra_result_t *all,
 static ngx_int_t ngx_http_cms_ratelimit_apply(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, cms_gcra_result_t *res);
 static ngx_int_t ngx_http_cms_ratelimit_headers(ngx_http_request_t *r,
-    cms_gcra_result_t *res);
+    ngx_http_cms_ratelimit_bucket_t *b, cms_gcra_result_t *res);
 static ngx_int_t ngx_http_cms_ratelimit_bucket(ngx_http_request_t *r,
     ngx_http_cms_ratelimit_t *rl, ngx_uint_t which, ngx_str_t *who);
 static ngx_int_t ngx_http_cms_ratelimit_address(ngx_http_request_t *r,
@@ -495,7 +495,9 @@ ngx_http_cms_ratelimit_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     rl = ctx->data;
     ctx->data = rl->data;
 
-    if (rl->headers && ngx_http_cms_ratelimit_headers(r, res) != NGX_OK) {
+    if (rl->headers
+        && ngx_http_cms_ratelimit_headers(r, &rl->bucket[0], res) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -522,20 +524,32 @@ ngx_http_cms_ratelimit_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* RateLimit-Policy and RateLimit (IETF draft) */
+/*
+ * RateLimit-Policy and RateLimit (IETF draft): the bucket's burst as the
+ * quota, and the time an empty bucket takes to fill again as its window
+ * (burst 240 at one a 500 ms: q=240;w=120), so a client that trusts the
+ * policy sees the burst it may use
+ */
 static ngx_int_t
-ngx_http_cms_ratelimit_headers(ngx_http_request_t *r, cms_gcra_result_t *res)
+ngx_http_cms_ratelimit_headers(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_bucket_t *b, cms_gcra_result_t *res)
 {
-    ngx_str_t  v;
+    ngx_str_t  v, policy;
 
     static ngx_str_t  policy_name = ngx_string("RateLimit-Policy");
-    static ngx_str_t  policy = ngx_string("\"default\";q=120;w=60");
     static ngx_str_t  limit_name = ngx_string("RateLimit");
 
     v.data = ngx_pnalloc(r->pool, 64);
-    if (v.data == NULL) {
+    policy.data = ngx_pnalloc(r->pool, 64);
+
+    if (v.data == NULL || policy.data == NULL) {
         return NGX_ERROR;
     }
+
+    policy.len = ngx_sprintf(policy.data, "\"default\";q=%ui;w=%M",
+                             b->burst,
+                             (b->burst * b->interval + 999) / 1000)
+                 - policy.data;
 
     v.len = ngx_sprintf(v.data, "\"default\";r=%L;t=%L",
                         (int64_t) ngx_max(res->remaining, 0),

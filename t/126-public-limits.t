@@ -74,6 +74,8 @@ sub drain {
     my $other = get_from('127.0.0.3', $SECTIONS);
     is $other->{status}, 200, '127.0.0.3 at the same moment: 200, its own bucket' or diag diag_resp($other);
     like $other->{headers}{ratelimit} // '', qr/^"default";r=239;/, '127.0.0.3: its own RateLimit (239 left)';
+    is $other->{headers}{'ratelimit-policy'}, '"default";q=240;w=120',
+       'RateLimit-Policy names the burst (240, full again after 120 s), not 120 a minute';
     is get_from('127.0.0.1', $SITE)->{status}, 200, '127.0.0.1 too, on another route';
     # a forged X-Forwarded-For from an address that is not the CDN changes nothing
     is get_from('127.0.0.2', $SECTIONS, 'X-Forwarded-For' => '198.51.100.7')->{status}, 429,
