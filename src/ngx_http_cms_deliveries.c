@@ -162,10 +162,6 @@ ngx_http_cms_deliveries_redeliver(ngx_http_request_t *r,
     ngx_int_t  rc;
     ngx_str_t  args[3];
 
-    if (!ctx->counted) {
-        return ngx_http_cms_deliveries_limit(r, ctx);
-    }
-
     rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
@@ -175,6 +171,10 @@ ngx_http_cms_deliveries_redeliver(ngx_http_request_t *r,
         || !cms_uuid_valid((char *) ctx->params[1].data, ctx->params[1].len))
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    if (!ctx->counted) {
+        return ngx_http_cms_deliveries_limit(r, ctx);
     }
 
     args[2] = ctx->params[1];
@@ -190,13 +190,13 @@ ngx_http_cms_deliveries_test(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_int_t  rc;
     ngx_str_t  args[2];
 
-    if (!ctx->counted) {
-        return ngx_http_cms_deliveries_limit(r, ctx);
-    }
-
     rc = ngx_http_cms_path_id(r, ctx, args);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    if (!ctx->counted) {
+        return ngx_http_cms_deliveries_limit(r, ctx);
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_deliveries_test_sql,
@@ -204,7 +204,8 @@ ngx_http_cms_deliveries_test(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
-/* the workspace's hand-queued sends; the handler runs again after */
+/* the workspace's hand-queued sends (a malformed id is refused before it
+   costs one); the handler runs again after */
 static ngx_int_t
 ngx_http_cms_deliveries_limit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {

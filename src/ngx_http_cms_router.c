@@ -82,11 +82,16 @@ static ngx_http_cms_handler_pt  ngx_http_cms_content_steps[] = {
     NULL
 };
 
+/*
+ * The extension surface: the rate limit right after the key, so that
+ * every answer to a known key (a 400, a 403 too) carries its RateLimit
+ * headers and counts; a 401 has no key, so no bucket to describe.
+ */
 static ngx_http_cms_handler_pt  ngx_http_cms_ext_steps[] = {
-    ngx_http_cms_ext_version,
     ngx_http_cms_auth_step,
-    ngx_http_cms_router_permit,
     ngx_http_cms_router_ratelimit,
+    ngx_http_cms_ext_version,
+    ngx_http_cms_router_permit,
     ngx_http_cms_router_read,
     ngx_http_cms_router_body,
     ngx_http_cms_router_idempotency,

@@ -126,6 +126,8 @@ for my $route (@ROUTES) {
             is $x->{status}, $want, "$name with the $kind key: $want" or diag diag_resp($x);
         } else {
             check_ext_err($x, 403, 'insufficient_scope', undef, "$name with the $kind key");
+            like $x->{headers}{ratelimit} // '', qr/^"default";r=\d+;t=\d+$/,
+                 "$name with the $kind key: the 403 carries the key's RateLimit";
         }
     }
 }
@@ -169,6 +171,8 @@ for my $v ('2024-13-01', '2023-02-29', '2024-04-31', '2024-00-10', '2024-01-00',
 }
 $r = post(record_path($inv), $KEY{full}, {reference => 'r', amount => 5000}, 'Service-Version' => 'v2');
 check_ext_err($r, 400, 'invalid_request', 'Service-Version', 'bad Service-Version on a POST');
+like $r->{headers}{ratelimit} // '', qr/^"default";r=\d+;t=\d+$/, 'the 400 carries the key\'s RateLimit';
+is $r->{headers}{'ratelimit-policy'}, '"default";q=120;w=60', '... and RateLimit-Policy';
 is one("SELECT status FROM invoices WHERE id = '$inv'"), 'pending_payment', 'nothing written by it';
 
 # --- isolation: facility x mode ----------------------------------------------------------

@@ -84,7 +84,6 @@ my @CREDS = (
     ['bad checksum', "Bearer $bad_crc"],
     ['unknown key (valid format, not stored)', 'Bearer ' . make_key('sk_admin_')],
     ['revoked key', "Bearer $K{revoked}"],
-    ['an extension key (sk_live_) of the facility', "Bearer $EXT_A_KEY"],
     ['an sk_live_ key whose hash is stored as an admin credential', do {
         my $k = make_key('sk_live_');
         psql(sprintf "INSERT INTO admin_credentials (facility_id, name, privileges, key_prefix, secret_hash)
@@ -103,6 +102,17 @@ for my $route (@ROUTES) {
         push @h, 'Content-Type' => 'application/json' if defined $b;
         check_err(http($m, $path, \@h, $b), 401, 'unauthenticated', undef, "$m $path, $c->[0]");
     }
+}
+# a live extension key is a credential, of the wrong kind: 403, not "invalid or revoked"
+for my $route (@ROUTES) {
+    my ($m, $path, $body) = @$route;
+    my @h = (Authorization => "Bearer $EXT_A_KEY");
+    push @h, 'Idempotency-Key' => idem() if $m eq 'POST';
+    my $b = defined $body ? $JSON->encode($body) : undef;
+    push @h, 'Content-Type' => 'application/json' if defined $b;
+    my $x = http($m, $path, \@h, $b);
+    check_err($x, 403, 'insufficient_scope', undef, "$m $path, an extension key (sk_live_) of the facility");
+    like(($x->{json}{error} // {})->{message} // '', qr/admin credential/, '... saying which credential is needed');
 }
 is ext_status($fa, 'iso-one'), 'running', 'nothing changed by the refused requests';
 is one("SELECT count(*) FROM extension_keys k JOIN extensions e ON e.id = k.extension_id
