@@ -121,7 +121,7 @@ static ngx_command_t  ngx_http_cms_commands[] = {
       NULL },
 
     { ngx_string("cms_storage"),
-      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
       ngx_http_cms_store_conf,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,

@@ -122,6 +122,7 @@ typedef struct {
     ngx_msec_t                  events_interval;
     ngx_msec_t                  purge_interval;
     ngx_str_t                   storage;
+    ngx_str_t                   files_base;    /* cms_storage base_url= */
     ngx_flag_t                  test_routes;
     ngx_flag_t                  outbound_loopback;
     ngx_str_t                   public_cache;  /* cms_public_cache_control */

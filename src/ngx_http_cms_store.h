@@ -171,6 +171,14 @@ ngx_int_t ngx_http_cms_store_failed(ngx_http_request_t *r,
     ngx_http_cms_store_t *st);
 
 
+/*
+ * The absolute URL GET /v1/files/<key> answers at: cms_storage's
+ * base_url=, else the request's scheme and Host, then "/v1/files/" and
+ * the key; in r->pool.  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_store_url(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_str_t *url);
+
 char *ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 

@@ -498,6 +498,12 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     u->args[3].data = st->sha256;
     u->args[3].len = sizeof(st->sha256);
 
+    /* the asset's url: absolute, so that it can be registered again and
+       used from the customer's site */
+    if (ngx_http_cms_store_url(r, &st->key, &u->args[4]) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_finalize_sql,
                                  u->args, 9, ngx_http_cms_uploads_finalized);
 }

@@ -102,8 +102,18 @@ is $r->{status}, 200, 'finalize with data: 200' or diag diag_resp($r);
 my $med = $r->{json}{media} // {};
 is_deeply { map { $_ => $med->{$_} } qw(id status size_bytes mime_type url title width height type) },
     { id => $u->{asset_id}, status => 'ready', size_bytes => length $BYTES{png}, mime_type => 'image/png',
-      url => "/v1/files/$u->{storage_key}", title => 'Pixel', width => 1, height => 1, type => 'image' },
-    'finalize: ready, the real size, the files route\'s URL';
+      url => "http://localhost/v1/files/$u->{storage_key}", title => 'Pixel', width => 1, height => 1,
+      type => 'image' },
+    'finalize: ready, the real size, the files route\'s absolute URL (the request\'s scheme and Host)';
+{
+    # the url read back is one the content API takes again (it types it as a URI)
+    my $K = Cms::Fixtures::key($ot, $wid, 'media', qw(media:read media:write));
+    my $again = req(POST => '/v1/api/media', $K, { title => 'Again', url => $med->{url}, mime_type => 'image/png' });
+    is $again->{status}, 201, 'the stored asset\'s url registered again: 201' or diag diag_resp($again);
+    is(($again->{json}{media} // {})->{url}, $med->{url}, '... the same url');
+    my $served = http(GET => $med->{url} =~ s{^http://localhost}{}r);
+    is $served->{status}, 200, 'and the files route answers at it';
+}
 my $path = "$STORE/$u->{storage_key}";
 ok -f $path, 'finalize: the object is at <cms_storage>/<key>';
 is do { local (@ARGV, $/) = $path; <> }, $BYTES{png}, 'finalize: the bytes stored';
@@ -237,13 +247,13 @@ Cms::Test::psql("DELETE FROM media_assets WHERE workspace_id = '$wid'");
     $st{$_->{status}}++ for @res;
     is_deeply \%st, { 200 => 10, 413 => 10 }, '20 concurrent finalizations of 1,000 bytes, quota 10,000: 10 stored';
     is usage(), 10000, 'the total stored never exceeds the quota';
-    my @keys = map { ($_->{json}{media}{url} // '') =~ s{^/v1/files/}{}r } grep { $_->{status} == 200 } @res;
+    my @keys = map { ($_->{json}{media}{url} // '') =~ s{^http://localhost/v1/files/}{}r } grep { $_->{status} == 200 } @res;
     is scalar(grep { -f "$STORE/$_" } @keys), 10, 'the ten objects are on disk';
     is one("SELECT count(*) FROM media_assets WHERE workspace_id = '$wid' AND status = 'pending'"
            . " AND storage_key <> ''"), 10, 'the ten refused are still pending';
     is_deeply [tmp_files()], [], 'no temporary file left behind';
     my $one = (grep { $_->{status} == 200 } @res)[0]{json}{media};
-    my $key = $one->{url} =~ s{^/v1/files/}{}r;
+    my $key = $one->{url} =~ s{^http://localhost/v1/files/}{}r;
     my $d = req(DELETE => "$base/$one->{id}", $ot);
     is $d->{status}, 204, 'studio DELETE of a stored upload: 204';
     ok !-e "$STORE/$key", 'DELETE removed the object';
@@ -382,6 +392,23 @@ on_plan('upl-tiny');
     is reserve({ content_type => 'image/png', size_bytes => 5000 })->{status}, 201, 'a reservation';
     is reserve({ content_type => 'image/png', size_bytes => 5000 })->{status}, 201,
         'a reservation gives the lapsed ones of its workspace back first';
+}
+
+# --- cms_storage base_url=: the address assets are given (a CDN in front) -----------------------
+
+for my $bad ('base_url=ftp://cdn.example.com', 'base_url=https://cdn.example.com/', 'base_url=', 'cdn.example.com') {
+    isnt nginx_test(storage => "$STORE $bad")->{rc}, 0, "nginx -t refuses cms_storage ... $bad";
+}
+start_nginx(http_config => "cms_upload_max_size $MAX;", storage => "$STORE base_url=https://cdn.example.com/assets");
+on_plan('upl-big');
+{
+    my $up = reserved({ content_type => 'image/png' });
+    my $f = finalize($up->{asset_id}, { data_base64 => encode_base64($BYTES{png}, '') });
+    is(($f->{json}{media} // {})->{url}, "https://cdn.example.com/assets/v1/files/$up->{storage_key}",
+       'base_url=: the asset\'s url starts with it') or diag diag_resp($f);
+    my $p = reserved({ content_type => 'image/png' });
+    is put_content($p->{asset_id}, $BYTES{png})->{json}{media}{url},
+       "https://cdn.example.com/assets/v1/files/$p->{storage_key}", 'a raw upload too';
 }
 
 done_testing();
