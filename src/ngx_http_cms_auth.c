@@ -73,10 +73,6 @@ static ngx_int_t ngx_http_cms_auth_ext(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_auth_ext_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_uint_t ngx_http_cms_auth_ext_kind(ngx_http_request_t *r);
-static ngx_uint_t ngx_http_cms_auth_ext_found(ngx_http_cms_ctx_t *ctx,
-    PGresult *res);
-static ngx_int_t ngx_http_cms_auth_not_admin(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_key_sql =
@@ -442,23 +438,10 @@ ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_str_t   args[2];
     ngx_uint_t  admin;
 
-    admin = (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY);
-
-    /* an extension key where an admin credential is needed: a real one is
-       told it lacks the scope, not that it is invalid */
-    if (admin && ngx_http_cms_auth_ext_kind(r)) {
-        rc = ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SK_LIVE,
-                                    CMS_KEY_KIND_SK_SANDBOX, &args[0]);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-
-        args[1].data = (u_char *) (ctx->principal.livemode ? "t" : "f");
-        args[1].len = 1;
-
-        return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_ext_sql, args, 2,
-                                     ngx_http_cms_auth_not_admin);
-    }
+    /* an extension key where an admin credential is needed is looked up
+       as one: a live one is told it lacks the scope (ext_done()) */
+    admin = (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY
+             && !ngx_http_cms_auth_ext_kind(r));
 
     rc = admin ? ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SK_ADMIN,
                                         CMS_KEY_KIND_SK_ADMIN, &args[0])
@@ -480,6 +463,7 @@ ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
+/* long: the key's checks, the wrong family, then its principal */
 static ngx_int_t
 ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
@@ -493,8 +477,20 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    if (!ngx_http_cms_auth_ext_found(ctx, res)) {
+    if (PQntuples(res) != 1
+        || PQgetlength(res, 0, 5) != 64
+        || CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->principal.key_hmac, 64)
+           != 0)
+    {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
+    }
+
+    /* an extension key (it has an extension) on an admin route */
+    if (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY && PQgetlength(res, 0, 2)) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_FORBIDDEN, NULL,
+                                     "An extension key cannot manage "
+                                     "extensions: use an admin credential "
+                                     "(sk_admin_)");
     }
 
     p = &ctx->principal;
@@ -527,18 +523,6 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* one row, whose stored hash is the token's (in constant time) */
-static ngx_uint_t
-ngx_http_cms_auth_ext_found(ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    return PQntuples(res) == 1
-           && PQgetlength(res, 0, 5) == 64
-           && CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->principal.key_hmac,
-                            64)
-              == 0;
-}
-
-
 /* whether the Bearer token is an extension key by its form and checksum */
 static ngx_uint_t
 ngx_http_cms_auth_ext_kind(ngx_http_request_t *r)
@@ -550,29 +534,6 @@ ngx_http_cms_auth_ext_kind(ngx_http_request_t *r)
            && cms_key_parse((char *) token.data, token.len, &k) == CMS_KEY_OK
            && (k.kind == CMS_KEY_KIND_SK_LIVE
                || k.kind == CMS_KEY_KIND_SK_SANDBOX);
-}
-
-
-/* an extension key on an admin route: 403 when it is live, else 401 */
-static ngx_int_t
-ngx_http_cms_auth_not_admin(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (!ngx_http_cms_auth_ext_found(ctx, res)) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
-    }
-
-    return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_FORBIDDEN, NULL,
-                                 "An extension key cannot manage "
-                                 "extensions: use an admin credential "
-                                 "(sk_admin_)");
 }
 
 
