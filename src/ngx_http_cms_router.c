@@ -190,9 +190,12 @@ ngx_int_t
 ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_str_t                  path, studio[2];
-    ngx_uint_t                 t, methods, method;
+    ngx_uint_t                 t, methods, method, files;
     ngx_http_cms_route_t      *rt;
     ngx_http_cms_main_conf_t  *mcf;
+
+    static ngx_str_t  nosniff_name = ngx_string("X-Content-Type-Options");
+    static ngx_str_t  nosniff = ngx_string("nosniff");
 
     if (ngx_http_cms_router_path(r, &path) != NGX_OK) {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
@@ -206,6 +209,7 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     /* HEAD is answered by the GET route, without a body */
     method = (r->method == NGX_HTTP_HEAD) ? NGX_HTTP_GET : r->method;
     methods = 0;
+    files = 0;
 
     for (t = 0; ngx_http_cms_tables[t] != NULL; t++) {
         rt = ngx_http_cms_tables[t];
@@ -226,6 +230,7 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
             }
 
             methods |= rt->method;
+            files |= (ngx_http_cms_tables[t] == ngx_http_cms_files_routes);
         }
     }
 
@@ -240,7 +245,16 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return ngx_http_cms_router_preflight(ctx);
     }
 
-    if (ngx_http_cms_router_allow(r, methods) != NGX_OK) {
+    /* the 405 keeps the path's headers: a page can read a public one, and
+       no stored file's path answers without nosniff */
+    if (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY) {
+        ngx_str_set(&ctx->cors, "*");
+    }
+
+    if (ngx_http_cms_router_allow(r, methods) != NGX_OK
+        || (files && ngx_http_cms_header_add(r, &nosniff_name, &nosniff)
+                     != NGX_OK))
+    {
         return NGX_ERROR;
     }
 

@@ -91,7 +91,10 @@ is_deeply [map { $_->{slug} } @{ $r->{json}{pages} }], ['/about', '/'], 'the sit
 is_deeply [sort keys %{ $r->{json}{pages}[0] }], [sort qw(id slug title seo_title seo_description og_image position updated_at)],
     'a page: public fields only';
 
-check_err(req(POST => "/v1/public/site?key=$pk", undef, {}), 405, 'method_not_allowed', 'read-only: POST is 405');
+my $ro = req(POST => "/v1/public/site?key=$pk", undef, {}, Origin => 'https://shop.example');
+check_err($ro, 405, 'method_not_allowed', 'read-only: POST is 405');
+is $ro->{headers}{'access-control-allow-origin'}, '*', 'the 405 is readable cross-origin (not an opaque network error)';
+is $ro->{headers}{vary}, 'Origin', '... with Vary: Origin';
 
 # --- sections: published only -------------------------------------------------------------------
 

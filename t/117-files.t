@@ -173,6 +173,7 @@ is_404(http(GET => "/v1/files/$WS/fifo.bin", undef, undef, timeout => 5), 'a fif
         $r = http($m => "/v1/files/$PNG");
         is $r->{status}, 405, "$m: 405";
         is $r->{headers}{allow}, 'GET, HEAD', "$m: Allow: GET, HEAD";
+        is $r->{headers}{'x-content-type-options'}, 'nosniff', "$m: the 405 has nosniff too";
     }
 }
 
