@@ -25,7 +25,12 @@ static ngx_int_t ngx_http_cms_error_refused(ngx_http_request_t *r,
 
 
 #define ngx_http_cms_err(status, code, type, msg)                            \
-    { status, ngx_string(code), ngx_string(type), ngx_string(msg) }
+    { status, ngx_string(code), ngx_string(type), ngx_string(msg), 0 }
+
+/* a rule a field reader's "<field> is not valid" cannot state: its text
+   answers instead (ngx_http_cms_json's field tables) */
+#define ngx_http_cms_err_rule(status, code, type, msg)                       \
+    { status, ngx_string(code), ngx_string(type), ngx_string(msg), 1 }
 
 
 static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
@@ -87,8 +92,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "email is required"),
     ngx_http_cms_err(400, "invalid_email", "validation_error",
                      "email is not a valid address"),
-    ngx_http_cms_err(400, "password_too_short", "validation_error",
-                     "password must have at least 10 characters"),
+    ngx_http_cms_err_rule(400, "password_too_short", "validation_error",
+                          "The password must have at least 10 characters"),
     ngx_http_cms_err(409, "email_taken", "conflict",
                      "An account with this email exists"),
     ngx_http_cms_err(400, "name_required", "invalid_request",

@@ -127,6 +127,7 @@ typedef struct {
     ngx_str_t                   code;          /* content shape "code" */
     ngx_str_t                   type;          /* extension shape "type" */
     ngx_str_t                   message;
+    ngx_uint_t                  states_rule;   /* message over a field's */
 } ngx_http_cms_error_t;
 
 

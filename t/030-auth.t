@@ -99,6 +99,12 @@ for my $t (@signup_errors) {
     my ($name, $body, $status, $code) = @$t;
     check_err(req(POST => '/v1/auth/signup', undef, $body), $status, $code, "signup, $name");
 }
+{
+    # the rule's text, not a field reader's "is not valid": the minimum is what to fix
+    my $r = req(POST => '/v1/auth/signup', undef, { email => new_email(), password => '123456789' });
+    is(($r->{json} // {})->{error}, 'The password must have at least 10 characters',
+       'signup, a short password: the message gives the minimum length');
+}
 check_err(req(POST => '/v1/auth/signup', undef, '{"email": "x@example.com", "password": '),
           400, 'invalid_request', 'signup, malformed JSON');
 check_err(req(POST => '/v1/auth/signup', undef, '["x@example.com"]'),
