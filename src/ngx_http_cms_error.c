@@ -469,23 +469,31 @@ ngx_http_cms_error_sqlstate(const char *state, const char *msg)
 }
 
 
-/* unique constraints whose violation is a named error on a field */
+/*
+ * unique constraints whose violation is a named error on a field; the
+ * message, when set, says what the key's scope is where the catalogue's
+ * text ("in this language") would not fit
+ */
 typedef struct {
     const char  *constraint;
     ngx_uint_t   code;
     const char  *param;
+    const char  *message;
 } ngx_http_cms_unique_t;
 
 static ngx_http_cms_unique_t  ngx_http_cms_error_unique[] = {
-    { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
-    { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email", NULL },
+    { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
+    { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
+    { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
     { "custom_modules_slug_key", NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
-      "slug" },
-    { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    { "sites_workspace_key", NGX_HTTP_CMS_ERR_WORKSPACE_SITE_LIMIT, NULL },
-    { "pages_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+      "slug", NULL },
+    { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
+    { "sites_workspace_key", NGX_HTTP_CMS_ERR_WORKSPACE_SITE_LIMIT, NULL,
+      NULL },
+    /* a page's slug is its site's path: pages have no language */
+    { "pages_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug",
+      "The slug is taken on this site" },
 };
 
 #define NGX_HTTP_CMS_UNIQUE_N                                                 \
@@ -511,7 +519,8 @@ ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
             u = &ngx_http_cms_error_unique[i];
 
             if (ngx_strcmp(field, u->constraint) == 0) {
-                return ngx_http_cms_fail(r, u->code, u->param);
+                return ngx_http_cms_fail_msg(r, u->code, u->param,
+                                             u->message);
             }
         }
 

@@ -358,8 +358,10 @@ for my $t ([0, undef, 1], [200, undef, 1], [201, undef, 2], [450, undef, 3], [45
 
 {
     my $en = mk($K, { title => 'Same A', slug => 'same' });
-    check_err(req(POST => '/v1/api/articles', $K, { title => 'Same B', slug => 'same' }), 409, 'slug_taken',
-              'same slug, same locale');
+    my $t = req(POST => '/v1/api/articles', $K, { title => 'Same B', slug => 'same' });
+    check_err($t, 409, 'slug_taken', 'same slug, same locale');
+    # an article's slug is unique per locale: "in this language" is the rule
+    is(($t->{json} // {})->{error}, 'The slug is taken in this language', 'same slug: the message names the language');
     # a derived slug never collides (issue 12): the first free of same-2, same-3...
     is mk($K, { title => 'Same', locale => 'en' })->{slug}, 'same-2', 'same derived slug, same locale: same-2';
     is mk($K, { title => 'Same', locale => 'en' })->{slug}, 'same-3', 'same derived slug again: same-3';
