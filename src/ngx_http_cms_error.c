@@ -143,6 +143,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
     ngx_http_cms_err(403, "module_not_allowed", "insufficient_scope",
                      "The workspace's plan does not include custom "
                      "modules"),
+    ngx_http_cms_err(400, "section_key_required", "invalid_request",
+                     "section_key is required"),
 
     ngx_http_cms_err(422, "validation_error", "validation_error",
                      "A value failed validation"),
