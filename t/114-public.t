@@ -5,7 +5,8 @@
 # 404; a missing path 400; a bad locale 400); read-only (405); CORS: "*" without an
 # origin, the site's origin when set, Vary: Origin, the preflight; caching: a strong ETag,
 # 304 on If-None-Match, a publish changes the ETag, Cache-Control from
-# cms_public_cache_control, Surrogate-Key and Cache-Tag naming the site and the page; the
+# cms_public_cache_control, Surrogate-Key and Cache-Tag naming the site and the page (by
+# id and by path, their 304s too); the
 # rate limit per site and client address: a burst of exactly 240 on the test clock, then
 # 429 with Retry-After, a rotated key keeping the bucket (t/126: other addresses, the
 # site's ceiling, shared caches).
@@ -115,6 +116,20 @@ is pub($sec)->{json}{sections}[0]{data}{title}, 'Draft v1', 'a later draft: stil
 $r = pub('/v1/public/sections?path=/about');
 is $r->{status}, 200, 'by path' or diag diag_resp($r);
 is $r->{json}{sections}[0]{data}{title}, 'Draft v1', 'by path: the same sections';
+# the page is known once the query answers: a purge of the page reaches this read too
+is $r->{headers}{'surrogate-key'}, "site-$site->{id} page-$about", 'by path: Surrogate-Key names the page too';
+is $r->{headers}{'cache-tag'}, "site-$site->{id} page-$about", 'by path: Cache-Tag too';
+is pub('/v1/public/sections?path=%2F')->{headers}{'surrogate-key'}, "site-$site->{id} page-$home",
+    'by path, nothing published: the page named all the same';
+{
+    # the harness's cms_public_cache keeps the body with its keys: its 304 has them
+    my $x = pub('/v1/public/sections?path=/about', 'If-None-Match' => $r->{headers}{etag});
+    is $x->{status}, 304, 'by path, revalidated: 304' or diag diag_resp($x);
+    is $x->{headers}{'surrogate-key'}, "site-$site->{id} page-$about", 'by path, 304: the keys the body went out with';
+    $x = pub($sec, 'If-None-Match' => pub($sec)->{headers}{etag});
+    is $x->{status}, 304, 'by id, revalidated: 304';
+    is $x->{headers}{'surrogate-key'}, "site-$site->{id} page-$about", 'by id, 304: the page is in the URL';
+}
 is_deeply pub('/v1/public/sections?path=%2F')->{json}, { sections => [] }, 'the home page, nothing published';
 check_err(pub('/v1/public/sections?path=/nowhere'), 404, 'not_found', 'an unknown path');
 check_err(pub('/v1/public/sections'), 400, 'invalid_field_value', 'no path');
