@@ -1,6 +1,7 @@
 # The publishable-key surface, /v1/public (DESIGN.md, Public surface): the key as ?key= or
 # Bearer (missing, malformed, a secret key, an unknown, a rotated and a disabled site's
-# key all 401, each answer readable cross-origin); the site, its pages, a page's published
+# key all 401, each answer readable cross-origin and with WWW-Authenticate); the site, its
+# pages, a page's published
 # sections by id and by path (drafts never appear; another site's page, an unknown path
 # 404; a missing path 400; a bad locale 400); read-only (405); CORS: "*" without an
 # origin, the site's origin when set, Vary: Origin, the preflight; caching: a strong ETag,
@@ -63,6 +64,8 @@ for my $case (['no key', '/v1/public/site', undef, 'missing_token'],
     my $r = req(GET => $path, $cred);
     check_err($r, 401, $code, $name);
     is $r->{headers}{'access-control-allow-origin'}, '*', "$name: readable cross-origin";
+    is $r->{headers}{'www-authenticate'}, $code eq 'missing_token' ? 'Bearer' : 'Bearer error="invalid_token"',
+        "$name: WWW-Authenticate";
 }
 
 # --- the site and its pages ------------------------------------------------------------------
