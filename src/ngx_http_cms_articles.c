@@ -83,6 +83,8 @@ static ngx_int_t ngx_http_cms_articles_save(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_articles_saved(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_articles_refused(ngx_http_cms_ctx_t *ctx,
+    ngx_int_t rc);
 static ngx_int_t ngx_http_cms_articles_delete(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static void ngx_http_cms_articles_actor(ngx_http_cms_ctx_t *ctx,
@@ -642,7 +644,7 @@ ngx_http_cms_articles_saved(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
-        return rc;
+        return ngx_http_cms_articles_refused(ctx, rc);
     }
 
     w = ctx->data;
@@ -650,6 +652,28 @@ ngx_http_cms_articles_saved(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     return ngx_http_cms_send_wrapped(r, w->id.len ? NGX_HTTP_OK
                                                      : NGX_HTTP_CREATED,
                                         "article", res);
+}
+
+
+/*
+ * The save's one refusal of published_at (sql/0003): a scheduled article
+ * left without one, on create or by clearing it.  Its value's form was
+ * checked before, so the catalogue's "wrong type or form" would mislead.
+ */
+static ngx_int_t
+ngx_http_cms_articles_refused(ngx_http_cms_ctx_t *ctx, ngx_int_t rc)
+{
+    static ngx_str_t  field = ngx_string("published_at");
+
+    if (ctx->has_err && ctx->err.code == NGX_HTTP_CMS_ERR_INVALID_FIELD
+        && ctx->err.message == NULL
+        && ctx->err.param.len == field.len
+        && ngx_strncmp(ctx->err.param.data, field.data, field.len) == 0)
+    {
+        ctx->err.message = "A scheduled article needs published_at";
+    }
+
+    return rc;
 }
 
 

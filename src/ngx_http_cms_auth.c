@@ -62,6 +62,7 @@ static ngx_int_t ngx_http_cms_auth_user_row(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r,
     ngx_str_t *token);
+static ngx_int_t ngx_http_cms_auth_missing(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_auth_gen(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
@@ -258,7 +259,7 @@ ngx_http_cms_auth_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         token = *given;
 
     } else if (ngx_http_cms_auth_bearer(r, &token) != NGX_OK) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_TOKEN, NULL);
+        return ngx_http_cms_auth_missing(r);
     }
 
     /* the checksum refuses typos and forgeries before any query */
@@ -556,7 +557,7 @@ ngx_http_cms_auth_session(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                                              &token)
            == NGX_DECLINED)
     {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_TOKEN, NULL);
+        return ngx_http_cms_auth_missing(r);
     }
 
     rc = ngx_http_cms_auth_claims(r, ctx, &token);
@@ -869,6 +870,36 @@ ngx_http_cms_auth_bearer(ngx_http_request_t *r, ngx_str_t *token)
     token->len = last - p;
 
     return NGX_OK;
+}
+
+
+/*
+ * No Bearer token came: 401 missing_token, the spec's code either way, but
+ * an Authorization of another scheme (Basic, say) is told apart from none
+ */
+static ngx_int_t
+ngx_http_cms_auth_missing(ngx_http_request_t *r)
+{
+    u_char           *p, *last;
+    ngx_table_elt_t  *h;
+
+    h = r->headers_in.authorization;
+
+    if (h == NULL || h->value.len == 0) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_TOKEN, NULL);
+    }
+
+    p = h->value.data;
+    last = ngx_strlchr(p, p + h->value.len, ' ');
+    last = last ? last : p + h->value.len;
+
+    if (last - p == 6 && ngx_strncasecmp(p, (u_char *) "Bearer", 6) == 0) {
+        /* the scheme with no token after it */
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_MISSING_TOKEN, NULL);
+    }
+
+    return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_MISSING_TOKEN, NULL,
+                                 "Only Bearer credentials are accepted");
 }
 
 

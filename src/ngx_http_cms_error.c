@@ -25,7 +25,12 @@ static ngx_int_t ngx_http_cms_error_refused(ngx_http_request_t *r,
 
 
 #define ngx_http_cms_err(status, code, type, msg)                            \
-    { status, ngx_string(code), ngx_string(type), ngx_string(msg) }
+    { status, ngx_string(code), ngx_string(type), ngx_string(msg), 0 }
+
+/* a rule a field reader's "<field> is not valid" cannot state: its text
+   answers instead (ngx_http_cms_json's field tables) */
+#define ngx_http_cms_err_rule(status, code, type, msg)                       \
+    { status, ngx_string(code), ngx_string(type), ngx_string(msg), 1 }
 
 
 static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
@@ -87,8 +92,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "email is required"),
     ngx_http_cms_err(400, "invalid_email", "validation_error",
                      "email is not a valid address"),
-    ngx_http_cms_err(400, "password_too_short", "validation_error",
-                     "password must have at least 10 characters"),
+    ngx_http_cms_err_rule(400, "password_too_short", "validation_error",
+                          "The password must have at least 10 characters"),
     ngx_http_cms_err(409, "email_taken", "conflict",
                      "An account with this email exists"),
     ngx_http_cms_err(400, "name_required", "invalid_request",
@@ -138,6 +143,8 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
     ngx_http_cms_err(403, "module_not_allowed", "insufficient_scope",
                      "The workspace's plan does not include custom "
                      "modules"),
+    ngx_http_cms_err(400, "section_key_required", "invalid_request",
+                     "section_key is required"),
 
     ngx_http_cms_err(422, "validation_error", "validation_error",
                      "A value failed validation"),
@@ -466,23 +473,31 @@ ngx_http_cms_error_sqlstate(const char *state, const char *msg)
 }
 
 
-/* unique constraints whose violation is a named error on a field */
+/*
+ * unique constraints whose violation is a named error on a field; the
+ * message, when set, says what the key's scope is where the catalogue's
+ * text ("in this language") would not fit
+ */
 typedef struct {
     const char  *constraint;
     ngx_uint_t   code;
     const char  *param;
+    const char  *message;
 } ngx_http_cms_unique_t;
 
 static ngx_http_cms_unique_t  ngx_http_cms_error_unique[] = {
-    { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email" },
-    { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+    { "users_email_key", NGX_HTTP_CMS_ERR_EMAIL_TAKEN, "email", NULL },
+    { "categories_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
+    { "articles_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
+    { "podcast_shows_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
     { "custom_modules_slug_key", NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
-      "slug" },
-    { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
-    { "sites_workspace_key", NGX_HTTP_CMS_ERR_WORKSPACE_SITE_LIMIT, NULL },
-    { "pages_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug" },
+      "slug", NULL },
+    { "videos_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug", NULL },
+    { "sites_workspace_key", NGX_HTTP_CMS_ERR_WORKSPACE_SITE_LIMIT, NULL,
+      NULL },
+    /* a page's slug is its site's path: pages have no language */
+    { "pages_slug_key", NGX_HTTP_CMS_ERR_SLUG_TAKEN, "slug",
+      "The slug is taken on this site" },
 };
 
 #define NGX_HTTP_CMS_UNIQUE_N                                                 \
@@ -508,7 +523,8 @@ ngx_http_cms_error_refused(ngx_http_request_t *r, PGresult *res,
             u = &ngx_http_cms_error_unique[i];
 
             if (ngx_strcmp(field, u->constraint) == 0) {
-                return ngx_http_cms_fail(r, u->code, u->param);
+                return ngx_http_cms_fail_msg(r, u->code, u->param,
+                                             u->message);
             }
         }
 

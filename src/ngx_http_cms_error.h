@@ -75,11 +75,12 @@ typedef enum {
     NGX_HTTP_CMS_ERR_URL_REQUIRED,
     NGX_HTTP_CMS_ERR_INVALID_UNSUBSCRIBE,
 
-    /* custom modules */
+    /* custom modules, pages */
     NGX_HTTP_CMS_ERR_SLUG_REQUIRED,
     NGX_HTTP_CMS_ERR_MODULE_SLUG_TAKEN,
     NGX_HTTP_CMS_ERR_MODULE_DISABLED,
     NGX_HTTP_CMS_ERR_MODULE_NOT_ALLOWED,
+    NGX_HTTP_CMS_ERR_SECTION_KEY_REQUIRED,
 
     /* extensions */
     NGX_HTTP_CMS_ERR_EXT_VALIDATION,
@@ -128,6 +129,7 @@ typedef struct {
     ngx_str_t                   code;          /* content shape "code" */
     ngx_str_t                   type;          /* extension shape "type" */
     ngx_str_t                   message;
+    ngx_uint_t                  states_rule;   /* message over a field's */
 } ngx_http_cms_error_t;
 
 

@@ -77,16 +77,8 @@ ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
     ngx_http_cms_idem_t  *idem;
 
     rc = ngx_http_cms_idempotency_header(r, &value);
-
-    if (rc == NGX_BUSY) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
-                                     "Idempotency-Key",
-                                     "Idempotency-Key is given twice");
-    }
-
     if (rc != NGX_OK) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_KEY,
-                                 "Idempotency-Key");
+        return rc;
     }
 
     idem = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_idem_t));
@@ -560,7 +552,11 @@ ngx_http_cms_idempotency_written(void *data, redisReply **replies,
 }
 
 
-/* "Idempotency-Key": 1 to 255 printable ASCII characters, given once */
+/*
+ * "Idempotency-Key": 1 to 255 printable ASCII characters, given once.
+ * NGX_OK with *value, else the refusal recorded (400 invalid_request):
+ * none sent is told apart from one that breaks the rule.
+ */
 static ngx_int_t
 ngx_http_cms_idempotency_header(ngx_http_request_t *r, ngx_str_t *value)
 {
@@ -573,17 +569,28 @@ ngx_http_cms_idempotency_header(ngx_http_request_t *r, ngx_str_t *value)
     v = ngx_http_cms_query_header(r, &name, &n);
 
     if (n > 1) {
-        return NGX_BUSY;
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_REQUEST,
+                                     "Idempotency-Key",
+                                     "Idempotency-Key is given twice");
     }
 
-    if (v == NULL || v->len == 0 || v->len > NGX_HTTP_CMS_IDEM_KEY_MAX) {
-        return NGX_DECLINED;
+    if (v == NULL) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_KEY,
+                                     "Idempotency-Key",
+                                     "The Idempotency-Key header is "
+                                     "required");
     }
 
-    for (i = 0; i < v->len; i++) {
+    /* a key over the limit is not read: i stays short of its length */
+    for (i = 0; v->len <= NGX_HTTP_CMS_IDEM_KEY_MAX && i < v->len; i++) {
         if (v->data[i] < 0x20 || v->data[i] > 0x7e) {
-            return NGX_DECLINED;
+            break;
         }
+    }
+
+    if (v->len == 0 || i < v->len) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_IDEMPOTENCY_KEY,
+                                 "Idempotency-Key");
     }
 
     *value = *v;

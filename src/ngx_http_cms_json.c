@@ -530,12 +530,16 @@ ngx_http_cms_json_fields_read(ngx_http_request_t *r, json_t *body,
 
 
 /* the reader's refusal, recorded; its message lives in "out", the error
-   outlives it */
+   outlives it; a code whose text states its rule keeps that text */
 static ngx_int_t
 ngx_http_cms_json_refused(ngx_http_request_t *r, cms_fields_error_t *err)
 {
     u_char  *msg;
     size_t   len;
+
+    if (ngx_http_cms_error_get(err->code)->states_rule) {
+        return ngx_http_cms_fail(r, err->code, err->param);
+    }
 
     len = ngx_strlen(err->message) + 1;
 

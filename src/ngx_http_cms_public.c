@@ -458,7 +458,7 @@ ngx_http_cms_public_cached(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     size_t            len;
     uint32_t          crc;
     ngx_int_t         rc;
-    ngx_str_t         body, *etag, *key;
+    ngx_str_t         body, tags, *etag, *key;
     ngx_table_elt_t  *inm;
 
     key = &ctx->public_key;
@@ -482,9 +482,11 @@ ngx_http_cms_public_cached(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     p = ngx_sprintf(etag->data, "\"%uL-%08xD\"", ctx->public_version, crc);
     etag->len = p - etag->data;
 
-    rc = ngx_http_cms_public_cache_body(r, key, &body);
+    rc = ngx_http_cms_public_cache_body(r, key, &tags, &body);
 
     if (rc == NGX_OK) {
+        /* the page a read by path found is in the keys kept with it */
+        ctx->surrogate = tags;
         return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
     }
 
@@ -510,6 +512,15 @@ ngx_http_cms_public_cached(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     {
         ngx_str_null(key);
         ngx_str_null(&body);
+
+        /*
+         * a read by path knows its page only from the query: a 304's
+         * fields replace what a cache keeps, so none rather than the site
+         * alone (the page's purge would then miss it)
+         */
+        if (ctx->route->handler == ngx_http_cms_public_by_path) {
+            ngx_str_null(&ctx->surrogate);
+        }
 
         return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
     }
@@ -561,12 +572,16 @@ ngx_http_cms_public_entry(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 }
 
 
-/* a list: a page's sections (its column 0 NULL: no such page) or pages */
+/*
+ * a list: a page's sections (its column 0 NULL: no such page) or pages;
+ * a read by path learns its page here, before the headers go
+ */
 static ngx_int_t
 ngx_http_cms_public_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
 {
     ngx_int_t  rc;
+    ngx_str_t  page;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
@@ -577,11 +592,23 @@ ngx_http_cms_public_listed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return ngx_http_cms_list_send_all(r, ctx->data, res);
     }
 
+    if (ctx->route->handler == ngx_http_cms_public_by_path
+        && PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+    {
+        page.data = (u_char *) PQgetvalue(res, 0, 0);
+        page.len = PQgetlength(res, 0, 0);
+
+        if (ngx_http_cms_public_tag(r, ctx, &page) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
     return ngx_http_cms_list_send_under(r, ctx->data, res);
 }
 
 
-/* Surrogate-Key / Cache-Tag: "site-<id>", and " page-<id>" for a page's */
+/* Surrogate-Key / Cache-Tag: "site-<id>", and " page-<id>" for a page's;
+   "page" is copied */
 static ngx_int_t
 ngx_http_cms_public_tag(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *page)

@@ -34,7 +34,8 @@ typedef struct {
     uint64_t                    version;
     u_char                      kind;
     u_short                     key_len;
-    u_short                     len[3];     /* a site's three strings */
+    /* a site's three strings; a body's surrogate keys in len[0] */
+    u_short                     len[3];
     uint32_t                    body_len;
     u_char                      data[1];    /* the key, then the values */
 } ngx_http_cms_pcache_node_t;
@@ -339,10 +340,12 @@ ngx_http_cms_public_cache_site_drop(ngx_http_request_t *r, ngx_str_t *hash)
 }
 
 
+/* a body entry: the key, its surrogate keys (len[0] bytes), the body */
 ngx_int_t
 ngx_http_cms_public_cache_body(ngx_http_request_t *r, ngx_str_t *key,
-    ngx_str_t *body)
+    ngx_str_t *surrogate, ngx_str_t *body)
 {
+    u_char                      *p;
     ngx_http_cms_pcache_t       *c;
     ngx_http_cms_pcache_node_t  *n;
 
@@ -360,29 +363,33 @@ ngx_http_cms_public_cache_body(ngx_http_request_t *r, ngx_str_t *key,
         return NGX_DECLINED;
     }
 
+    surrogate->len = n->len[0];
     body->len = n->body_len;
-    body->data = ngx_pnalloc(r->pool, body->len ? body->len : 1);
+    p = ngx_pnalloc(r->pool, surrogate->len + body->len + 1);
 
-    if (body->data != NULL) {
-        ngx_memcpy(body->data, n->data + n->key_len, body->len);
+    if (p != NULL) {
+        ngx_memcpy(p, n->data + n->key_len, surrogate->len + body->len);
+        surrogate->data = p;
+        body->data = p + surrogate->len;
     }
 
     ngx_shmtx_unlock(&c->shpool->mutex);
 
-    return body->data == NULL ? NGX_ERROR : NGX_OK;
+    return p == NULL ? NGX_ERROR : NGX_OK;
 }
 
 
 void
 ngx_http_cms_public_cache_body_put(ngx_http_request_t *r, ngx_str_t *key,
-    ngx_str_t *body)
+    ngx_str_t *surrogate, ngx_str_t *body)
 {
+    u_char                      *p;
     ngx_http_cms_pcache_t       *c;
     ngx_http_cms_pcache_node_t  *n;
 
     c = ngx_http_cms_pcache(r);
     if (c == NULL || body->len > NGX_HTTP_CMS_PCACHE_BODY_MAX
-        || key->len > 4096)
+        || key->len > 4096 || surrogate->len > 1024)
     {
         return;
     }
@@ -394,10 +401,13 @@ ngx_http_cms_public_cache_body_put(ngx_http_request_t *r, ngx_str_t *key,
 
     if (n == NULL) {
         n = ngx_http_cms_pcache_new(c, NGX_HTTP_CMS_PCACHE_BODY, key,
-                                    body->len);
+                                    surrogate->len + body->len);
         if (n != NULL) {
+            n->len[0] = (u_short) surrogate->len;
             n->body_len = (uint32_t) body->len;
-            ngx_memcpy(n->data + n->key_len, body->data, body->len);
+            p = ngx_cpymem(n->data + n->key_len, surrogate->data,
+                           surrogate->len);
+            ngx_memcpy(p, body->data, body->len);
         }
     }
 

@@ -15,7 +15,8 @@
  *   publish is seen here immediately and on every other host within
  *   "valid".
  * - bodies, by site, content_version and request line: a section read's
- *   200, answered again without the database while the version holds.
+ *   200 and its surrogate keys, answered again without the database while
+ *   the version holds.
  *
  * Without the directive nothing is kept and every call below declines.
  */
@@ -68,15 +69,19 @@ void ngx_http_cms_public_cache_site_drop(ngx_http_request_t *r,
     ngx_str_t *hash);
 
 /*
- * The body kept under "key": NGX_OK and a copy in *body (r->pool),
- * NGX_DECLINED when there is none, NGX_ERROR (no memory).
+ * The body kept under "key": NGX_OK and copies (r->pool) in *body and in
+ * *surrogate (the Surrogate-Key it was first answered with, which may be
+ * empty), NGX_DECLINED when there is none, NGX_ERROR (no memory).
  */
 ngx_int_t ngx_http_cms_public_cache_body(ngx_http_request_t *r,
-    ngx_str_t *key, ngx_str_t *body);
+    ngx_str_t *key, ngx_str_t *surrogate, ngx_str_t *body);
 
-/* keeps "body" under "key"; best effort, bodies over 256 KiB are not */
+/*
+ * Keeps "body" under "key" with its Surrogate-Key "surrogate", so that it
+ * is answered again as it was; best effort, bodies over 256 KiB are not.
+ */
 void ngx_http_cms_public_cache_body_put(ngx_http_request_t *r,
-    ngx_str_t *key, ngx_str_t *body);
+    ngx_str_t *key, ngx_str_t *surrogate, ngx_str_t *body);
 
 /* a write answered here: every site entry is old from now on */
 void ngx_http_cms_public_cache_touch(ngx_http_request_t *r);

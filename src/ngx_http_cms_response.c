@@ -41,8 +41,8 @@ static ngx_int_t ngx_http_cms_set_status(ngx_http_request_t *r,
     ngx_uint_t status);
 
 
-static ngx_int_t ngx_http_cms_retry_after(ngx_http_request_t *r,
-    ngx_uint_t status);
+static ngx_int_t ngx_http_cms_error_headers(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t status);
 static ngx_uint_t ngx_http_cms_response_shape(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_body_filter(ngx_http_request_t *r,
@@ -163,7 +163,7 @@ ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     /* an error body replaces anything a handler prepared */
     r->headers_out.content_length_n = -1;
 
-    if (ngx_http_cms_retry_after(r, status) != NGX_OK) {
+    if (ngx_http_cms_error_headers(r, ctx, status) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -371,18 +371,41 @@ ngx_http_cms_header_add(ngx_http_request_t *r, ngx_str_t *name,
 }
 
 
-/* a 503 says when to come back: the pool's queue drains within a second */
+/*
+ * What an error's status asks for besides the body: a 503 says when to
+ * come back (the pool's queue drains within a second); a 401 names the
+ * scheme, Bearer (RFC 6750), with error="invalid_token" when a credential
+ * came and was refused, none when none came (3.1)
+ */
 static ngx_int_t
-ngx_http_cms_retry_after(ngx_http_request_t *r, ngx_uint_t status)
+ngx_http_cms_error_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t status)
 {
-    static ngx_str_t  name = ngx_string("Retry-After");
-    static ngx_str_t  value = ngx_string("1");
+    ngx_uint_t  code;
 
-    if (status != NGX_HTTP_SERVICE_UNAVAILABLE) {
+    static ngx_str_t  retry_name = ngx_string("Retry-After");
+    static ngx_str_t  retry = ngx_string("1");
+    static ngx_str_t  auth_name = ngx_string("WWW-Authenticate");
+    static ngx_str_t  bearer = ngx_string("Bearer");
+    static ngx_str_t  refused = ngx_string("Bearer error=\"invalid_token\"");
+
+    if (status == NGX_HTTP_SERVICE_UNAVAILABLE) {
+        return ngx_http_cms_header_add(r, &retry_name, &retry);
+    }
+
+    /* a challenge another module set (auth_basic in front of us) stands */
+    if (status != NGX_HTTP_UNAUTHORIZED
+        || r->headers_out.www_authenticate != NULL)
+    {
         return NGX_OK;
     }
 
-    return ngx_http_cms_header_add(r, &name, &value);
+    code = ctx->has_err ? ctx->err.code : NGX_HTTP_CMS_ERR_NONE;
+
+    return ngx_http_cms_header_add(r, &auth_name,
+                                   (code == NGX_HTTP_CMS_ERR_INVALID_TOKEN
+                                    || code == NGX_HTTP_CMS_ERR_INVALID_API_KEY)
+                                   ? &refused : &bearer);
 }
 
 
@@ -518,7 +541,7 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     ngx_http_clear_content_length(r);
     r->headers_out.content_length_n = ctx->replacement.len;
 
-    if (ngx_http_cms_retry_after(r, status) != NGX_OK) {
+    if (ngx_http_cms_error_headers(r, ctx, status) != NGX_OK) {
         return NGX_ERROR;
     }
 

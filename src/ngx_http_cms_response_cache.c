@@ -31,9 +31,11 @@ ngx_http_cms_cache_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
-    /* a section read: the ETag its version made, the body kept for it */
+    /* a section read: the ETag its version made, the body kept for it
+       with the surrogate keys it goes out with */
     if (ctx->public_key.len) {
-        ngx_http_cms_public_cache_body_put(r, &ctx->public_key, body);
+        ngx_http_cms_public_cache_body_put(r, &ctx->public_key,
+                                           &ctx->surrogate, body);
     }
 
     if ((ctx->etag.len ? ngx_http_cms_etag_set(r, &ctx->etag)

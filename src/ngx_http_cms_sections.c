@@ -126,9 +126,10 @@ static const char *const  ngx_http_cms_section_put_own[] = {
     "data", "base_version", NULL
 };
 
-/* a key-like field (section_key, section, field) as $n; "flags" */
-#define NGX_HTTP_CMS_SECTION_KEY(name, flags, n)                             \
-    { name, CMS_FIELD_STRING, flags, n, 0, 0, 1,                             \
+/* a key-like field (section_key, section, field) as $n; "flags", the
+   "missing" code (0: the table's) */
+#define NGX_HTTP_CMS_SECTION_KEY(name, flags, n, missing)                    \
+    { name, CMS_FIELD_STRING, flags, n, missing, 0, 1,                       \
       NGX_HTTP_CMS_SECTION_KEY_MAX, NULL, ngx_http_cms_section_key_valid, 0, \
       NULL }
 
@@ -145,7 +146,8 @@ static const char *const  ngx_http_cms_section_put_own[] = {
 #define NGX_HTTP_CMS_SECTION_NEEDED  (CMS_FIELD_REQUIRED | CMS_FIELD_NONEMPTY)
 
 static const cms_field_t  ngx_http_cms_section_put_fields[] = {
-    NGX_HTTP_CMS_SECTION_KEY("section_key", NGX_HTTP_CMS_SECTION_NEEDED, 3),
+    NGX_HTTP_CMS_SECTION_KEY("section_key", NGX_HTTP_CMS_SECTION_NEEDED, 3,
+                             NGX_HTTP_CMS_ERR_SECTION_KEY_REQUIRED),
     NGX_HTTP_CMS_SECTION_LOCALE,
     cms_fields_end
 };
@@ -160,9 +162,9 @@ static const char *const  ngx_http_cms_section_field_own[] = {
 };
 
 static const cms_field_t  ngx_http_cms_section_field_fields[] = {
-    NGX_HTTP_CMS_SECTION_KEY("section", NGX_HTTP_CMS_SECTION_NEEDED, 3),
+    NGX_HTTP_CMS_SECTION_KEY("section", NGX_HTTP_CMS_SECTION_NEEDED, 3, 0),
     NGX_HTTP_CMS_SECTION_LOCALE,
-    NGX_HTTP_CMS_SECTION_KEY("field", NGX_HTTP_CMS_SECTION_NEEDED, 5),
+    NGX_HTTP_CMS_SECTION_KEY("field", NGX_HTTP_CMS_SECTION_NEEDED, 5, 0),
     cms_fields_end
 };
 
@@ -172,7 +174,7 @@ static const cms_fields_t  ngx_http_cms_section_field_input =
 
 /* publish: $3 section_key, $4 locale, both optional (null: all) */
 static const cms_field_t  ngx_http_cms_section_publish_fields[] = {
-    NGX_HTTP_CMS_SECTION_KEY("section_key", CMS_FIELD_NULL_ABSENT, 3),
+    NGX_HTTP_CMS_SECTION_KEY("section_key", CMS_FIELD_NULL_ABSENT, 3, 0),
     NGX_HTTP_CMS_SECTION_LOCALE,
     cms_fields_end
 };

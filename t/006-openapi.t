@@ -69,7 +69,7 @@ unlike $out, qr/^\s*\d+:\d+\s+(warning|error)\s|You have \d+ warning/m,
 # Cms::OpenApi (every answer of the suite is checked against the document): answers made
 # up here, through the same hook Cms::Test calls, each drift a failing test of its own
 SKIP: {
-    skip 'TEST_CMS_OPENAPI=0', 8 unless Cms::OpenApi::enabled();
+    skip 'TEST_CMS_OPENAPI=0', 9 unless Cms::OpenApi::enabled();
     my $U = '0b6f4a52-2a8e-4c43-9d0e-8f1f2b7c9a11';
     my $json = [['Content-Type', 'application/json'], ['X-Request-Id', 'r1']];
     my @answers = (
@@ -81,6 +81,11 @@ SKIP: {
         [GET => '/v1/health', 200, [['Content-Type', 'text/plain']], 'ok', qr{Content-Type text/plain}],
         [GET => "/v1/api/articles/$U", 404, $json, '{"error":"x","code":"slug_taken"}', qr/allowed values/],
         [GET => "/v1/api/articles/$U", 404, $json, '{"error":"Not found","code":"not_found"}', undef],
+        # a header the document requires: WWW-Authenticate on every 401
+        [GET => "/v1/api/articles/$U", 401, $json, '{"error":"x","code":"missing_token"}',
+         qr/no WWW-Authenticate header/],
+        [GET => "/v1/api/articles/$U", 401, [@$json, ['WWW-Authenticate', 'Bearer']],
+         '{"error":"x","code":"missing_token"}', undef],
         [POST => '/v1/api/articles', 201, $json, '{"article":{"id":"' . $U . '"}}', qr/required property/],
         [GET => '/v1/nowhere', 200, $json, '{}', qr/no path of the document/],
         [GET => '/v1/nowhere', 404, $json, '{"error":"Not found","code":"not_found"}', undef],

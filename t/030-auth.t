@@ -1,6 +1,8 @@
 # Accounts and sessions: signup, login, logout and /v1/me, with every error the spec
 # names for them (content-api.md "Errors"), the session cookie's attributes, the Redis
-# deny-list for logout, inactive accounts and cms_require_verified_email.
+# deny-list for logout, inactive accounts and cms_require_verified_email; every 401 with
+# WWW-Authenticate: Bearer (error="invalid_token" for a refused token), a Basic header told
+# apart from no credential by its message.
 use strict;
 use warnings;
 use Cms::Test;
@@ -99,6 +101,12 @@ for my $t (@signup_errors) {
     my ($name, $body, $status, $code) = @$t;
     check_err(req(POST => '/v1/auth/signup', undef, $body), $status, $code, "signup, $name");
 }
+{
+    # the rule's text, not a field reader's "is not valid": the minimum is what to fix
+    my $r = req(POST => '/v1/auth/signup', undef, { email => new_email(), password => '123456789' });
+    is(($r->{json} // {})->{error}, 'The password must have at least 10 characters',
+       'signup, a short password: the message gives the minimum length');
+}
 check_err(req(POST => '/v1/auth/signup', undef, '{"email": "x@example.com", "password": '),
           400, 'invalid_request', 'signup, malformed JSON');
 check_err(req(POST => '/v1/auth/signup', undef, '["x@example.com"]'),
@@ -165,6 +173,29 @@ check_err(http(GET => '/v1/me', ['Authorization' => 'Bearer ']), 401, 'missing_t
 check_err(http(GET => '/v1/me', ['Cookie' => 'other=1']), 401, 'missing_token', 'me, unrelated cookie');
 check_err(req(GET => '/v1/me', 'garbage'), 401, 'invalid_token', 'me, garbage token');
 check_err(http(GET => '/v1/me', ['Cookie' => 'cms_session=garbage']), 401, 'invalid_token', 'me, garbage cookie');
+
+# every 401 names the scheme (RFC 6750); a refused credential says invalid_token, and
+# another scheme is told apart from none under the same code
+for my $t (['no credential', [], 'missing_token', 'Bearer', 'No credential was sent'],
+           ['Basic', ['Authorization' => 'Basic dTpw'], 'missing_token', 'Bearer',
+            'Only Bearer credentials are accepted'],
+           ['garbage token', ['Authorization' => 'Bearer garbage'], 'invalid_token', 'Bearer error="invalid_token"',
+            undef],
+           ['garbage cookie', ['Cookie' => 'cms_session=garbage'], 'invalid_token',
+            'Bearer error="invalid_token"', undef]) {
+    my ($name, $h, $code, $challenge, $msg) = @$t;
+    my $x = http(GET => '/v1/me', $h);
+    check_err($x, 401, $code, "me, $name");
+    is $x->{headers}{'www-authenticate'}, $challenge, "me, $name: WWW-Authenticate";
+    is(($x->{json} // {})->{error}, $msg, "me, $name: the message") if defined $msg;
+}
+{
+    my $x = http(GET => '/v1/me', ['Authorization' => 'Basic dTpw', 'Cookie' => "cms_session=$ua->{token}"]);
+    is $x->{status}, 200, 'me, Basic beside the session cookie: the cookie counts' or diag diag_resp($x);
+    $x = req(POST => '/v1/auth/login', undef, { email => $email_a, password => 'not the password' });
+    check_err($x, 401, 'invalid_credentials', 'login, wrong password, again');
+    is $x->{headers}{'www-authenticate'}, 'Bearer', 'login, wrong password: WWW-Authenticate Bearer';
+}
 
 # --- inactive accounts -----------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 # Secret API keys: minting (owner/admin only, scopes checked), listing without secrets,
 # revoking; the secret-key credential matrix on /v1/api (missing, malformed, bad checksum,
 # unknown, revoked, creator gone or inactive, suspended workspace, missing scope, session
-# token instead of a key); a bad checksum is refused before any database query; revocation
+# token instead of a key; each 401 with WWW-Authenticate: Bearer, error="invalid_token" for a
+# credential refused, another scheme told apart by its message); a bad checksum is refused
+# before any database query; revocation
 # holds on the very next request under concurrent traffic; a database dump holds no secret
 # key and no password in plain text.
 use strict;
@@ -200,8 +202,21 @@ my @matrix = (
 );
 for my $t (@matrix) {
     my ($name, $h, $status, $code) = @$t;
-    check_err(http(GET => '/v1/api/key', $h), $status, $code, "/v1/api/key, $name");
+    my $x = http(GET => '/v1/api/key', $h);
+    check_err($x, $status, $code, "/v1/api/key, $name");
+    # RFC 6750: the scheme on every 401, error="invalid_token" when a credential was refused
+    is $x->{headers}{'www-authenticate'}, $code eq 'missing_token' ? 'Bearer' : 'Bearer error="invalid_token"',
+        "/v1/api/key, $name: WWW-Authenticate";
     check_err(http(GET => '/v1/_test/scoped', $h), $status, $code, "scoped route, $name");
+}
+# Another scheme is not "no credential": the same code, a message that says what is taken.
+for my $t (['no Authorization', [], 'No credential was sent'],
+           ['empty Bearer', ['Authorization' => 'Bearer '], 'No credential was sent'],
+           ['Basic credentials', ['Authorization' => 'Basic ' . encode_base64url("u:$s1")],
+            'Only Bearer credentials are accepted'],
+           ['the key without "Bearer"', ['Authorization' => $s1], 'Only Bearer credentials are accepted']) {
+    my ($name, $h, $msg) = @$t;
+    is((http(GET => '/v1/api/key', $h)->{json} // {})->{error}, $msg, "/v1/api/key, $name: the message");
 }
 # A key's secret sent to session routes.
 check_err(req(GET => '/v1/me', $s1), 401, 'invalid_token', 'me with a secret key');

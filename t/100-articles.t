@@ -326,10 +326,22 @@ for my $t ([0, undef, 1], [200, undef, 1], [201, undef, 2], [450, undef, 3], [45
     ok $ids{$fut->{id}} && !$ids{$past->{id}}, 'status=scheduled: the future one only';
 
     my $d = mk($K, { title => 'To schedule' });
-    check_err(req(PATCH => "/v1/api/articles/$d->{id}", $K, { status => 'scheduled' }), 400,
-              'invalid_field_value', 'patch to scheduled without published_at');
-    my $p = req(PATCH => "/v1/api/articles/$d->{id}", $K, { status => 'scheduled', published_at => '2099-02-02T00:00:00Z' });
+    my $need = 'A scheduled article needs published_at';
+    my $p = req(PATCH => "/v1/api/articles/$d->{id}", $K, { status => 'scheduled' });
+    check_err($p, 400, 'invalid_field_value', 'patch to scheduled without published_at');
+    is(($p->{json} // {})->{error}, $need, 'patch to scheduled without published_at: the message says so');
+    $p = req(POST => '/v1/api/articles', $K, { title => 'x', status => 'scheduled' });
+    is(($p->{json} // {})->{error}, $need, 'create scheduled without published_at: the message says so');
+    $p = req(PATCH => "/v1/api/articles/$d->{id}", $K, { status => 'scheduled', published_at => '2099-02-02T00:00:00Z' });
     is(($p->{json}{article} // {})->{status}, 'scheduled', 'patch to scheduled with published_at');
+    for my $clear (undef, '') {
+        my $how = defined $clear ? '""' : 'null';
+        my $x = req(PATCH => "/v1/api/articles/$d->{id}", $K, { published_at => $clear });
+        check_err($x, 400, 'invalid_field_value', "a scheduled article's published_at $how");
+        is(($x->{json} // {})->{error}, $need, "a scheduled article's published_at $how: the message says so");
+    }
+    is one("SELECT published_at IS NOT NULL FROM articles WHERE id = '$d->{id}'"), 't',
+        'a refused clearing kept published_at';
 
     my $c = mk($K, { title => 'Clear me', published_at => '2024-01-01T00:00:00Z' });
     $p = req(PATCH => "/v1/api/articles/$c->{id}", $K, { published_at => '' });
@@ -358,8 +370,10 @@ for my $t ([0, undef, 1], [200, undef, 1], [201, undef, 2], [450, undef, 3], [45
 
 {
     my $en = mk($K, { title => 'Same A', slug => 'same' });
-    check_err(req(POST => '/v1/api/articles', $K, { title => 'Same B', slug => 'same' }), 409, 'slug_taken',
-              'same slug, same locale');
+    my $t = req(POST => '/v1/api/articles', $K, { title => 'Same B', slug => 'same' });
+    check_err($t, 409, 'slug_taken', 'same slug, same locale');
+    # an article's slug is unique per locale: "in this language" is the rule
+    is(($t->{json} // {})->{error}, 'The slug is taken in this language', 'same slug: the message names the language');
     # a derived slug never collides (issue 12): the first free of same-2, same-3...
     is mk($K, { title => 'Same', locale => 'en' })->{slug}, 'same-2', 'same derived slug, same locale: same-2';
     is mk($K, { title => 'Same', locale => 'en' })->{slug}, 'same-3', 'same derived slug again: same-3';

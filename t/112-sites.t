@@ -230,7 +230,10 @@ for my $slug ('/', '/about', '/docs/getting-started', '/a.b_c~d') {
     is $r->{json}{page}{site_id}, $sid, "page $slug: site_id";
     $pages{$slug} = $r->{json}{page};
 }
-check_err(req(POST => $pb, $ot, { slug => '/about', title => 'again' }), 409, 'slug_taken', 'a taken slug');
+my $taken = req(POST => $pb, $ot, { slug => '/about', title => 'again' });
+check_err($taken, 409, 'slug_taken', 'a taken slug');
+# a page's slug is unique in its site: pages have no language
+is(($taken->{json} // {})->{error}, 'The slug is taken on this site', 'a taken slug: the message names the site');
 
 my $pl = req(GET => $pb, $m{viewer}{token});
 is $pl->{status}, 200, 'pages: 200';

@@ -9,7 +9,7 @@
 # drafts and raises the site's content_version; page.updated in the outbox for saves and
 # publishes; another workspace's page and unknown pages are 404; roles on the mirrors
 # (viewers read, authors write drafts, editors publish); malformed JSON, wrong types,
-# unknown fields.
+# unknown fields; a PUT without section_key is 400 section_key_required.
 use strict;
 use warnings;
 use Cms::Test;
@@ -129,8 +129,12 @@ is one("SELECT version FROM sections WHERE section_key = 'hero' AND locale = 'en
 # --- PUT refusals ------------------------------------------------------------------------
 
 check_err(req(PUT => $base, $K, '{"section_key":'), 400, 'invalid_request', 'malformed JSON');
-check_err(req(PUT => $base, $K, {}), 400, 'invalid_field_value', 'no section_key');
-check_err(req(PUT => $base, $K, { section_key => '' }), 400, 'invalid_field_value', 'an empty section_key');
+# a missing key is the required-field code, as title_required is an article's
+check_err(req(PUT => $base, $K, {}), 400, 'section_key_required', 'no section_key');
+check_err(req(PUT => $base, $K, { section_key => '' }), 400, 'section_key_required', 'an empty section_key');
+check_err(req(PUT => $base, $K, { section_key => undef }), 400, 'section_key_required', 'section_key null');
+check_err(req(PUT => "/v1/workspaces/$wid/pages/$pid/sections", $ot, { data => {} }), 400,
+          'section_key_required', 'studio: no section_key');
 check_err(req(PUT => $base, $K, { section_key => 5 }), 400, 'invalid_field_value', 'section_key a number');
 check_err(req(PUT => $base, $K, { section_key => 'a b' }), 400, 'invalid_field_value', 'section_key with a space');
 check_err(req(PUT => $base, $K, { section_key => 'k' x 101 }), 400, 'invalid_field_value', 'section_key too long');

@@ -1,11 +1,13 @@
 # The publishable-key surface, /v1/public (DESIGN.md, Public surface): the key as ?key= or
 # Bearer (missing, malformed, a secret key, an unknown, a rotated and a disabled site's
-# key all 401, each answer readable cross-origin); the site, its pages, a page's published
+# key all 401, each answer readable cross-origin and with WWW-Authenticate); the site, its
+# pages, a page's published
 # sections by id and by path (drafts never appear; another site's page, an unknown path
 # 404; a missing path 400; a bad locale 400); read-only (405); CORS: "*" without an
 # origin, the site's origin when set, Vary: Origin, the preflight; caching: a strong ETag,
 # 304 on If-None-Match, a publish changes the ETag, Cache-Control from
-# cms_public_cache_control, Surrogate-Key and Cache-Tag naming the site and the page; the
+# cms_public_cache_control, Surrogate-Key and Cache-Tag naming the site and the page (by
+# id and by path, their 304s too); the
 # rate limit per site and client address: a burst of exactly 240 on the test clock, then
 # 429 with Retry-After, a rotated key keeping the bucket (t/126: other addresses, the
 # site's ceiling, shared caches).
@@ -62,6 +64,8 @@ for my $case (['no key', '/v1/public/site', undef, 'missing_token'],
     my $r = req(GET => $path, $cred);
     check_err($r, 401, $code, $name);
     is $r->{headers}{'access-control-allow-origin'}, '*', "$name: readable cross-origin";
+    is $r->{headers}{'www-authenticate'}, $code eq 'missing_token' ? 'Bearer' : 'Bearer error="invalid_token"',
+        "$name: WWW-Authenticate";
 }
 
 # --- the site and its pages ------------------------------------------------------------------
@@ -118,6 +122,20 @@ is pub($sec)->{json}{sections}[0]{data}{title}, 'Draft v1', 'a later draft: stil
 $r = pub('/v1/public/sections?path=/about');
 is $r->{status}, 200, 'by path' or diag diag_resp($r);
 is $r->{json}{sections}[0]{data}{title}, 'Draft v1', 'by path: the same sections';
+# the page is known once the query answers: a purge of the page reaches this read too
+is $r->{headers}{'surrogate-key'}, "site-$site->{id} page-$about", 'by path: Surrogate-Key names the page too';
+is $r->{headers}{'cache-tag'}, "site-$site->{id} page-$about", 'by path: Cache-Tag too';
+is pub('/v1/public/sections?path=%2F')->{headers}{'surrogate-key'}, "site-$site->{id} page-$home",
+    'by path, nothing published: the page named all the same';
+{
+    # the harness's cms_public_cache keeps the body with its keys: its 304 has them
+    my $x = pub('/v1/public/sections?path=/about', 'If-None-Match' => $r->{headers}{etag});
+    is $x->{status}, 304, 'by path, revalidated: 304' or diag diag_resp($x);
+    is $x->{headers}{'surrogate-key'}, "site-$site->{id} page-$about", 'by path, 304: the keys the body went out with';
+    $x = pub($sec, 'If-None-Match' => pub($sec)->{headers}{etag});
+    is $x->{status}, 304, 'by id, revalidated: 304';
+    is $x->{headers}{'surrogate-key'}, "site-$site->{id} page-$about", 'by id, 304: the page is in the URL';
+}
 is_deeply pub('/v1/public/sections?path=%2F')->{json}, { sections => [] }, 'the home page, nothing published';
 check_err(pub('/v1/public/sections?path=/nowhere'), 404, 'not_found', 'an unknown path');
 check_err(pub('/v1/public/sections'), 400, 'invalid_field_value', 'no path');

@@ -3,10 +3,13 @@
 # valid=) and the bodies of section reads by site, content version and request line.
 # Shown here: a section read's ETag names its version; while PostgreSQL's sites, pages
 # and sections tables are locked by another session (any query on them would wait), a
-# revalidation is 304 and a read is the kept body, both at once; a write on the same host
-# is seen at once (a publish, a key rotated, a site disabled, a page renamed); a publish on
-# one host is seen by a second host once its valid= (500 ms) has passed; the rate limit is one bucket per site
-# across both hosts (exactly 240 in a burst on the test clock).
+# revalidation is 304 and a read is the kept body, both at once (a read by path keeps the
+# Surrogate-Key its first answer had, the page's included; a host that keeps no body
+# answers a by-path 304 without the keys rather than with the site's alone); a write on
+# the same host is seen at once (a publish, a key rotated, a site disabled, a page
+# renamed); a publish on one host is seen by a second host once its valid= (500 ms) has
+# passed; the rate limit is one bucket per site across both hosts (exactly 240 in a
+# burst on the test clock).
 use strict;
 use warnings;
 use Cms::Test;
@@ -61,6 +64,14 @@ is $again->{headers}{etag}, $etag, 'the same read: the same ETag';
 is $again->{body}, $body, 'the same bytes';
 isnt req(GET => sec_path() . '&locale=fr')->{headers}{etag}, $etag, 'another request line: another ETag';
 
+# by path, the page is known from the answer: the body is kept with its Surrogate-Key
+my $by_path = "/v1/public/sections?path=/about&key=$pk";
+my $tags = "site-$site->{id} page-$page";
+my $first = req(GET => $by_path);
+is $first->{status}, 200, 'a read by path' or diag diag_resp($first);
+is $first->{headers}{'surrogate-key'}, $tags, 'by path, first read: Surrogate-Key names the site and the page';
+is $first->{headers}{'cache-tag'}, $tags, 'by path, first read: Cache-Tag too';
+
 # --- PostgreSQL's tables locked: 304s and kept bodies still answer at once ---------------------------
 
 {
@@ -85,6 +96,15 @@ isnt req(GET => sec_path() . '&locale=fr')->{headers}{etag}, $etag, 'another req
     is $n304, 20, 'tables locked: 20 revalidations, 20 304s with the ETag and no body';
     is $n200, 20, 'tables locked: 20 reads, the kept body with its ETag';
     is $slow, 0, 'none waited on the lock';
+
+    my $y = req(GET => $by_path);
+    ok $y->{status} == 200 && $y->{body} eq $first->{body}, 'tables locked: the kept body by path'
+        or diag diag_resp($y);
+    is $y->{headers}{'surrogate-key'}, $tags, 'tables locked: the kept body by path has the same Surrogate-Key';
+    is $y->{headers}{'cache-tag'}, $tags, 'tables locked: and the same Cache-Tag';
+    $y = req(GET => $by_path, undef, undef, 'If-None-Match' => $first->{headers}{etag});
+    is $y->{status}, 304, 'tables locked: a revalidation by path, 304' or diag diag_resp($y);
+    is $y->{headers}{'surrogate-key'}, $tags, 'tables locked: its 304 has the kept Surrogate-Key';
 
     # end the other session: the waiting statement is cancelled
     psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(120)%'"
@@ -126,6 +146,24 @@ start_host_b(edit => sub {
     $c;
 });
 my $B = host_b_port();
+{
+    # host B keeps no body of this read: its 304 comes before the query, which alone
+    # knows the page, so it leaves out the keys rather than cut the page from a CDN's
+    my $path = "/v1/public/sections?path=/about-us&key=$pk";
+    my $a = req(GET => $path);
+    my $tags_now = "site-$site->{id} page-$page";
+    is $a->{headers}{'surrogate-key'}, $tags_now, 'host A, by path: the page\'s keys';
+    my $y = at($B, GET => $path, undef, undef, 'If-None-Match' => $a->{headers}{etag});
+    is $y->{status}, 304, 'host B, by path, revalidated with host A\'s ETag: 304' or diag diag_resp($y);
+    ok !defined $y->{headers}{'surrogate-key'} && !defined $y->{headers}{'cache-tag'},
+        'host B, its 304 before the query: no Surrogate-Key or Cache-Tag without the page'
+        or diag explain $y->{headers};
+    $y = at($B, GET => $path);
+    is $y->{headers}{'surrogate-key'}, $tags_now, 'host B, by path, read: the page\'s keys';
+    $y = at($B, GET => $path, undef, undef, 'If-None-Match' => $a->{headers}{etag});
+    is $y->{status}, 304, 'host B, revalidated again: 304';
+    is $y->{headers}{'surrogate-key'}, $tags_now, 'host B, now with the body kept: its 304 has the page\'s keys';
+}
 my $pb = at($B, GET => sec_path());
 is title($pb), 'Two', 'host B reads the section';
 is at($B, GET => sec_path())->{headers}{etag}, $pb->{headers}{etag}, 'host B: its kept answer';

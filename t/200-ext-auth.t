@@ -1,6 +1,8 @@
 # Extension keys on /v1/ext: the credential matrix (missing, wrong scheme, malformed, bad
 # checksum, unknown, revoked, expired, a key of another family even when its hash is stored,
-# a live-looking key stored as sandbox), revocation on the next request, the privilege
+# a live-looking key stored as sandbox; each 401 with WWW-Authenticate: Bearer, with
+# error="invalid_token" for a key refused, and another scheme told apart from none by its
+# message), revocation on the next request, the privilege
 # matrix over every route (403 insufficient_scope), the extension error shape, the
 # Service-Version header (validated and echoed), and the facility x mode isolation matrix:
 # a key sees and writes only its own facility's invoices of its own mode.
@@ -28,19 +30,27 @@ my $r = req(GET => invoice_path($inv), $KEY{full});
 is $r->{status}, 200, 'a live key with ext:billing:read reads its invoice' or diag diag_resp($r);
 like $r->{headers}{'content-type'} // '', qr{^application/json}, 'JSON content type';
 
+# every 401 names the scheme (RFC 6750): a credential sent and refused is invalid_token
 sub unauth {
     my ($hdr, $name) = @_;
     my $x = http(GET => invoice_path($inv), defined $hdr ? [Authorization => $hdr] : []);
     check_ext_err($x, 401, 'unauthenticated', undef, $name);
+    my $none = !defined $hdr || $hdr !~ /^Bearer +\S/i;
+    is $x->{headers}{'www-authenticate'}, $none ? 'Bearer' : 'Bearer error="invalid_token"',
+        "$name: WWW-Authenticate";
     return $x;
 }
+sub message { ((($_[0]{json} // {})->{error} // {})->{message} // '') }
 
 unauth(undef, 'no Authorization');
 unauth('', 'empty Authorization');
 unauth('Bearer', 'Bearer without a token');
 unauth('Bearer ', 'Bearer and a space');
-unauth("Basic " . MIME::Base64::encode_base64("$KEY{full}:", ''), 'Basic scheme');
-unauth("Token $KEY{full}", 'Token scheme');
+is message(unauth(undef, 'no Authorization, again')), 'No credential was sent', 'no Authorization: the message';
+is message(unauth("Basic " . MIME::Base64::encode_base64("$KEY{full}:", ''), 'Basic scheme')),
+    'Only Bearer credentials are accepted', 'Basic scheme: told apart from no credential';
+is message(unauth("Token $KEY{full}", 'Token scheme')), 'Only Bearer credentials are accepted',
+    'Token scheme: told apart from no credential';
 unauth('Bearer sk_live_short', 'malformed: too short');
 unauth('Bearer ' . substr($KEY{full}, 0, -1), 'malformed: one character short');
 unauth("Bearer $KEY{full}x", 'malformed: one character long');

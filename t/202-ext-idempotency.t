@@ -1,5 +1,6 @@
 # Idempotency keys on every /v1/ext POST (DESIGN.md, Extensions): the header's rules (1-255
-# printable ASCII, else 400 invalid_request param Idempotency-Key); the first answer
+# printable ASCII, else 400 invalid_request param Idempotency-Key, whose message says
+# the header is required when none was sent); the first answer
 # (2xx-4xx) replayed byte for byte with Idempotent-Replayed: true; a different body or
 # path under the same key -> 409 idempotency_conflict; a request in flight -> 409
 # idempotency_in_progress with Retry-After: 1; the scope (credential + route); 50
@@ -47,6 +48,11 @@ my $fresh = sub { ext_key(fac => $fa, ext => $ea) };
                     defined $c->[1] ? ('Idempotency-Key' => $c->[1]) : ());
         check_ext_err($x, 400, 'invalid_request', 'Idempotency-Key', "Idempotency-Key $c->[0]");
         ok !exists $x->{headers}{'idempotent-replayed'}, "Idempotency-Key $c->[0]: not a replay";
+        # a missing header is told as required; one sent is told what it must be
+        like((($x->{json} // {})->{error} // {})->{message} // '',
+             defined $c->[1] ? qr/^Idempotency-Key must be 1 to 255 printable ASCII characters$/
+                             : qr/^The Idempotency-Key header is required$/,
+             "Idempotency-Key $c->[0]: the message");
     }
     check_ext_err(req(POST => fail_path($inv), $K, {reason => 'x'}), 400, 'invalid_request', 'Idempotency-Key',
               'fail without Idempotency-Key');

@@ -22,7 +22,8 @@
 // operation; its Content-Type (parameters aside) is a media type of that response, and
 // an answer without a body has none documented (HEAD and 304 aside); a JSON body is
 // valid against the media type's schema (ajv, OpenAPI 3.0 nullable); each documented
-// response header that came is valid against its schema. Other bodies (the feed, the
+// response header that came is valid against its schema, and one documented as required
+// came (WWW-Authenticate on a 401). Other bodies (the feed, the
 // page, files) are checked for status and content type only.
 'use strict';
 
@@ -162,8 +163,11 @@ function check(v, a) {
     [resp, rptr] = deref(doc, resp, rptr);
     for (const [hname, h0] of Object.entries(resp.headers || {})) {
         const value = a.headers[hname.toLowerCase()];
-        if (value === undefined) continue;
         const [h, hptr] = deref(doc, h0, `${rptr}/headers/${seg(hname)}`);
+        if (value === undefined) {
+            if (h && h.required) out.push(`${name}: no ${hname} header, which the document requires`);
+            continue;
+        }
         if (!h || !h.schema) continue;
         let val = value;
         const type = deref(doc, h.schema, '')[0].type;
