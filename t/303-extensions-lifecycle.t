@@ -316,8 +316,8 @@ sub jwt_parts {
               'rotate another facility\'s extension');
     check_err(post('/v1/extensions/lc-demo/keys/rotate', admin_key($fa, privs => ['admin:extensions:view'])), 403,
               'insufficient_scope', undef, 'rotate with a view-only credential');
-    check_err(post('/v1/extensions/lc-demo/keys/rotate', $K3), 401, 'unauthenticated', undef,
-              'rotate with the extension\'s own key');
+    check_err(post('/v1/extensions/lc-demo/keys/rotate', $K3), 403, 'insufficient_scope', undef,
+              'rotate with the extension\'s own key (a credential of the wrong kind)');
     is $get->($K3), 200, 'the newest key still works';
 
     # a revoked key is not revived by a rotation
