@@ -280,5 +280,11 @@ struct ngx_http_cms_ctx_s {
 
 extern ngx_module_t  ngx_http_cms_module;
 
+/* the directives (ngx_http_cms_module_cmds.c) */
+extern ngx_command_t  ngx_http_cms_commands[];
+
+/* "cms": the location's content handler (ngx_http_cms_module.c) */
+char *ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+
 
 #endif /* _NGX_HTTP_CMS_MODULE_H_INCLUDED_ */
