@@ -55,6 +55,8 @@ typedef struct {
     ngx_str_t                   host;
     in_port_t                   port;
     ngx_ssl_t                  *ssl;
+    ngx_uint_t                  trusted;    /* made for an operator's
+                                               target: serves no other */
     ngx_sockaddr_t              sockaddr;
     socklen_t                   socklen;
     ngx_str_t                   name;       /* the address, as text */
@@ -78,7 +80,8 @@ ngx_http_cms_client_start(ngx_http_cms_client_t *cl)
     ngx_pool_cleanup_t  *cln;
 
     cl->log = *ngx_cycle->log;
-    cl->log.action = "delivering a webhook";
+    cl->log.action = cl->action ? (char *) cl->action
+                                : "delivering a webhook";
     cl->start = ngx_current_msec;
     cl->step = "timed out resolving the host";
     cl->pos = cl->request.data;
@@ -149,6 +152,7 @@ ngx_http_cms_client_reuse(ngx_http_cms_client_t *cl)
         conn = ngx_queue_data(q, ngx_http_cms_client_conn_t, queue);
 
         if (conn->ssl == cl->ssl && conn->port == cl->port
+            && conn->trusted == cl->trusted
             && conn->host.len == cl->host.len
             && ngx_strncmp(conn->host.data, cl->host.data, cl->host.len) == 0
             && ngx_current_msec - conn->born < NGX_HTTP_CMS_CLIENT_AGE)
@@ -233,8 +237,9 @@ ngx_http_cms_client_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
 
     addrs[0].sockaddr = &conn->sockaddr.sockaddr;
 
-    if (ngx_http_cms_outbound_all_allowed(&addrs[0], 1, cl->ssl == NULL)
-        != NGX_OK)
+    if (!cl->trusted
+        && ngx_http_cms_outbound_all_allowed(&addrs[0], 1, cl->ssl == NULL)
+           != NGX_OK)
     {
         ngx_log_error(NGX_LOG_WARN, &cl->log, 0,
                       "cms: webhook host \"%V\" is at %V, an address "
@@ -270,6 +275,7 @@ ngx_http_cms_client_conn(ngx_http_cms_client_t *cl)
     conn->pool = pool;
     conn->port = cl->port;
     conn->ssl = cl->ssl;
+    conn->trusted = cl->trusted;
     conn->born = ngx_current_msec;
     conn->log = *ngx_cycle->log;
     conn->host.len = cl->host.len;

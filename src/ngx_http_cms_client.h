@@ -1,7 +1,8 @@
 
 /*
  * A one-shot HTTP/1.1 client on nginx's events, for requests the module
- * makes on a user's behalf (webhook deliveries): the host resolved
+ * makes without a request of its own (webhook deliveries on a user's
+ * behalf, cache purges to the operator's targets): the host resolved
  * through nginx's resolver (ngx_http_cms_resolve.h), the address actually
  * connected to checked by the outbound rule before the connect, the
  * connect non-blocking (ngx_event_connect_peer), TLS on nginx's SSL
@@ -51,6 +52,11 @@ struct ngx_http_cms_client_s {
     ngx_msec_t                     timeout;   /* the whole exchange */
     ngx_http_cms_client_done_pt    done;
     void                          *data;
+    const char                    *action;    /* the log's; NULL: a
+                                                 webhook's delivery */
+    ngx_uint_t                     trusted;   /* an operator's target (a
+                                                 cache to purge): any
+                                                 address, no outbound rule */
 
     /* the outcome, when done() runs */
     ngx_uint_t                     status;    /* 0: no answer came */

@@ -176,6 +176,41 @@ ngx_http_cms_crypto_tls_system_ca(ngx_ssl_t *ssl, ngx_log_t *log)
 }
 
 
+ngx_ssl_t *
+ngx_http_cms_crypto_tls_client(ngx_conf_t *cf, ngx_str_t *ca)
+{
+    ngx_ssl_t           *ssl;
+    ngx_pool_cleanup_t  *cln;
+
+    ssl = ngx_pcalloc(cf->pool, sizeof(ngx_ssl_t));
+    cln = ngx_pool_cleanup_add(cf->pool, 0);
+
+    if (ssl == NULL || cln == NULL) {
+        return NULL;
+    }
+
+    ssl->log = cf->log;
+
+    if (ngx_ssl_create(ssl, NGX_SSL_TLSv1_2|NGX_SSL_TLSv1_3, NULL) != NGX_OK) {
+        return NULL;
+    }
+
+    cln->handler = ngx_ssl_cleanup_ctx;
+    cln->data = ssl;
+
+    if (ca == NULL || ca->len == 0) {
+        if (ngx_http_cms_crypto_tls_system_ca(ssl, cf->log) != NGX_OK) {
+            return NULL;
+        }
+
+    } else if (ngx_ssl_trusted_certificate(cf, ssl, ca, 4) != NGX_OK) {
+        return NULL;
+    }
+
+    return ssl;
+}
+
+
 ngx_int_t
 ngx_http_cms_crypto_tls_verify(ngx_connection_t *c, ngx_str_t *name,
     const char *service, ngx_str_t *addr)

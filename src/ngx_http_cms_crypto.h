@@ -125,6 +125,13 @@ void ngx_http_cms_crypto_tls_close(ngx_connection_t *c);
  */
 ngx_int_t ngx_http_cms_crypto_tls_system_ca(ngx_ssl_t *ssl, ngx_log_t *log);
 
+/*
+ * A client TLS context (TLS 1.2 and 1.3) in cf->pool, for outbound
+ * requests: servers verified against the PEM file "ca", or the system's
+ * CAs when "ca" is NULL or empty.  NULL on failure (logged).
+ */
+ngx_ssl_t *ngx_http_cms_crypto_tls_client(ngx_conf_t *cf, ngx_str_t *ca);
+
 /* a new UUIDv7 (now, and random bits) in "pool"; NGX_OK or NGX_ERROR */
 ngx_int_t ngx_http_cms_crypto_uuid7(ngx_pool_t *pool, ngx_str_t *id);
 

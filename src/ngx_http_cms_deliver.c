@@ -277,12 +277,11 @@ ngx_http_cms_deliver_create(ngx_conf_t *cf)
 }
 
 
-/* long: the defaults, then the TLS context and its trusted CAs */
+/* the defaults, then the TLS context and its trusted CAs */
 ngx_int_t
 ngx_http_cms_deliver_conf_init(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
 {
     ngx_ssl_t                  *ssl;
-    ngx_pool_cleanup_t         *cln;
     ngx_http_cms_hooks_conf_t  *hcf;
 
     if (mcf->hooks == NULL) {
@@ -306,28 +305,8 @@ ngx_http_cms_deliver_conf_init(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
         return NGX_OK;
     }
 
-    ssl = ngx_pcalloc(cf->pool, sizeof(ngx_ssl_t));
-    cln = ngx_pool_cleanup_add(cf->pool, 0);
-
-    if (ssl == NULL || cln == NULL) {
-        return NGX_ERROR;
-    }
-
-    ssl->log = cf->log;
-
-    if (ngx_ssl_create(ssl, NGX_SSL_TLSv1_2|NGX_SSL_TLSv1_3, NULL) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    cln->handler = ngx_ssl_cleanup_ctx;
-    cln->data = ssl;
-
-    if (hcf->ca.len == 0) {
-        if (ngx_http_cms_crypto_tls_system_ca(ssl, cf->log) != NGX_OK) {
-            return NGX_ERROR;
-        }
-
-    } else if (ngx_ssl_trusted_certificate(cf, ssl, &hcf->ca, 4) != NGX_OK) {
+    ssl = ngx_http_cms_crypto_tls_client(cf, &hcf->ca);
+    if (ssl == NULL) {
         return NGX_ERROR;
     }
 

@@ -70,7 +70,8 @@ static void ngx_http_cms_jobs_lagged(void *data, PGresult *res);
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
     ngx_http_cms_pg_stmt(
         "SELECT cms_articles_purge(make_interval(secs => $1::float8)),"
-        " cms_webhook_deliveries_purge(make_interval(secs => $2::float8))",
+        " cms_webhook_deliveries_purge(make_interval(secs => $2::float8)),"
+        " cms_cdn_purges_expire()",
         2);
 
 

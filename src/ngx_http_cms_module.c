@@ -23,6 +23,7 @@
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_deliver.h"
+#include "ngx_http_cms_cdn.h"
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_thread.h"
@@ -541,6 +542,7 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
     }
 
     ngx_http_cms_deliver_init_process(cycle, mcf);
+    ngx_http_cms_cdn_init_process(cycle, mcf);
 
     return NGX_OK;
 }
@@ -553,4 +555,5 @@ ngx_http_cms_exit_process(ngx_cycle_t *cycle)
     ngx_http_cms_redis_exit_process();
     ngx_http_cms_store_exit_process();
     ngx_http_cms_deliver_exit_process();
+    ngx_http_cms_cdn_exit_process();
 }

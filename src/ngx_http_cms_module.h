@@ -25,6 +25,7 @@ typedef struct ngx_http_cms_pg_conf_s      ngx_http_cms_pg_conf_t;
 typedef struct ngx_http_cms_redis_conf_s   ngx_http_cms_redis_conf_t;
 typedef struct ngx_http_cms_video_conf_s   ngx_http_cms_video_conf_t;
 typedef struct ngx_http_cms_hooks_conf_s   ngx_http_cms_hooks_conf_t;
+typedef struct ngx_http_cms_cdn_conf_s     ngx_http_cms_cdn_conf_t;
 
 
 /*
@@ -99,6 +100,7 @@ typedef struct {
     ngx_str_t                   ext_fetch;       /* internal location */
     ngx_http_cms_video_conf_t  *video;           /* cms_video_provider */
     ngx_http_cms_hooks_conf_t  *hooks;         /* cms_webhook_delivery */
+    ngx_http_cms_cdn_conf_t    *cdn;           /* cms_cdn_purge; NULL */
     ngx_str_t                   video_fetch;     /* internal location */
     time_t                      ext_reload_grace;
     time_t                      ext_rotation_grace;

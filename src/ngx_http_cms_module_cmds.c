@@ -21,6 +21,7 @@
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_deliver.h"
+#include "ngx_http_cms_cdn.h"
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_thread.h"
@@ -321,6 +322,13 @@ ngx_command_t  ngx_http_cms_commands[] = {
     { ngx_string("cms_webhook_delivery"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_cms_deliver_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_cdn_purge"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_cdn_conf,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },

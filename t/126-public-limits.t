@@ -7,20 +7,37 @@
 # addresses meets it while the public cache's bodies and 304s keep answering; a
 # header-keyed answer is private with Vary: Authorization, a ?key= one public, and
 # through Varnish (conf/varnish.vcl) site A's header-keyed answer never reaches site B, a
-# rotated key or no key, while ?key= answers are kept.
+# rotated key or no key, while ?key= answers are kept, and purged by their surrogate
+# key (xkey) when the site publishes (cms_cdn_purge, sql/0034_cdn_purges.sql); with
+# the cache down, a purge stays queued for another attempt.
 use strict;
 use warnings;
 use Cms::Test;
 use Cms::Varnish;
 use Time::HiRes ();
-use Cms::Fixtures qw(req diag_resp check_err signup signup_defaults workspace key);
+use Cms::Fixtures qw(req diag_resp check_err signup signup_defaults workspace key one);
 
 signup_defaults(email_prefix => 'plim');
 
-# 127.0.0.9 is the CDN: the only address whose X-Forwarded-For names the client
+# cms_cdn_purge: http(s) URLs read by the strict URL parser, at least one
+for my $bad ('cms_cdn_purge ftp://127.0.0.1/;', 'cms_cdn_purge http://user@127.0.0.1/;',
+             'cms_cdn_purge timeout=5s;', 'cms_cdn_purge http://127.0.0.1:6081/ timeout=x;',
+             "cms_cdn_purge http://127.0.0.1/;\ncms_cdn_purge http://127.0.0.2/;") {
+    isnt nginx_test(http_config => $bad)->{rc}, 0, "nginx -t refuses '$bad'";
+}
+like nginx_test(http_config => 'cms_cdn_purge http://user@127.0.0.1/;')->{out}, qr/cms_cdn_purge: .*userinfo/,
+     '... saying why';
+is nginx_test(http_config => 'cms_cdn_purge http://127.0.0.1:6081/ https://[::1]/purge?x=1 timeout=2s;')->{rc}, 0,
+   'nginx -t takes two targets and a timeout';
+
+# 127.0.0.9 is the CDN: the only address whose X-Forwarded-For names the client;
+# Varnish will listen on $vport, the target of the purges
+my $vport = free_port();
 start_nginx(public_cache => 'cms_public_cache zone=cms_public:4m valid=1h;',
             http_config => "cms_public_site_limit 10r/s burst=30;\n"
-                         . "set_real_ip_from 127.0.0.9;\nreal_ip_header X-Forwarded-For;");
+                         . "set_real_ip_from 127.0.0.9;\nreal_ip_header X-Forwarded-For;\n"
+                         . "cms_cdn_purge http://127.0.0.1:$vport/ timeout=5s;\n"
+                         . "cms_events_interval 200ms;");
 
 my $owner = signup();
 my $ot = $owner->{token};
@@ -131,7 +148,8 @@ sub drain {
 # --- the key in a header: private; in the URL: public ------------------------------------------
 
 my $owner_b = signup();
-my $site_b = mksite('Site B', $owner_b->{token}, workspace($owner_b->{token}, 'Limits B'));
+my $wid_b = workspace($owner_b->{token}, 'Limits B');
+my $site_b = mksite('Site B', $owner_b->{token}, $wid_b);
 my $pk_b = $site_b->{publishable_key};
 sub vary { join ', ', map { $_->[1] } grep { lc $_->[0] eq 'vary' } @{$_[0]{header_list} // []} }
 {
@@ -155,7 +173,15 @@ sub vary { join ', ', map { $_->[1] } grep { lc $_->[0] eq 'vary' } @{$_[0]{head
     open my $fh, '<', "$ENV{TEST_CMS_ROOT}/conf/varnish.vcl" or die "conf/varnish.vcl: $!";
     my $vcl = do { local $/; <$fh> };
     $vcl =~ s/\.port = "8080";/.port = "%%BACKEND_PORT%%";/ or die 'no backend port in conf/varnish.vcl';
-    my $v = Cms::Varnish->start(vcl => $vcl);
+    my $v = Cms::Varnish->start(vcl => $vcl, port => $vport);
+    # every purge sent: the ones queued while Varnish was not there yet made due now
+    # (their retry delays would run into what follows), then none left
+    my $settled = sub {
+        psql("UPDATE cdn_purges SET next_at = now() WHERE claimed_until IS NULL");
+        wait_until(30, sub { one("SELECT count(*) FROM cdn_purges") == 0 })
+            or BAIL_OUT('cache purges are not sent: ' . one("SELECT string_agg(keys || ':' || attempts, ' ') FROM cdn_purges"));
+    };
+    $settled->();
     $clock += 3_600_000;
     my $via = sub { my ($path, @h) = @_; http(GET => $path, ['X-Cms-Test-Clock' => $clock, @h], undef, port => $v->port) };
     my $bearer = sub { (Authorization => "Bearer $_[0]") };
@@ -174,6 +200,7 @@ sub vary { join ', ', map { $_->[1] } grep { lc $_->[0] eq 'vary' } @{$_[0]{head
     check_err($via->('/v1/public/site', $bearer->($pk)), 401, 'invalid_api_key',
               'Varnish: A\'s rotated key: 401, not the answer it had');
     my $pk2 = $rot->{json}{site}{publishable_key};
+    $settled->();    # the rotation's purge (site A's record changed)
 
     # ?key= answers are the CDN's to keep
     my $k1 = $via->("/v1/public/site?key=$pk2");
@@ -183,7 +210,67 @@ sub vary { join ', ', map { $_->[1] } grep { lc $_->[0] eq 'vary' } @{$_[0]{head
     is $k2->{body}, $k1->{body}, '... the same bytes';
     my $kb = $via->("/v1/public/site?key=$pk_b");
     is(($kb->{json}{site} // {})->{id}, $site_b->{id}, 'Varnish: site B\'s ?key= URL is its own');
+
+    # purged when the site publishes: the next read is a miss (a purge, not the 60 s
+    # of max-age: an expired object would be served stale, as a hit, within its grace)
+    my $SEC = "/v1/public/pages/$page/sections?key=$pk2";
+    my $s1 = $via->($SEC);
+    like $s1->{body}, qr/Hello/, 'Varnish: the published section';
+    ok Cms::Varnish::hit($via->($SEC)), '... kept';
+    $r = req(PUT => "/v1/api/pages/$page/sections", $K, { section_key => 'hero', data => { title => 'Changed' } });
+    is $r->{status}, 200, 'the section changed (a draft)' or diag diag_resp($r);
+    is one("SELECT count(*) FROM cdn_purges"), 0, 'a draft queues no purge';
+    ok Cms::Varnish::hit($via->($SEC)), '... the kept answer stays';
+    $r = req(POST => "/v1/api/pages/$page/sections/publish", $K, {});
+    is $r->{status}, 200, 'and published' or diag diag_resp($r);
+    my $fresh;
+    wait_until(30, sub { my $x = $via->($SEC); $fresh = $x if !Cms::Varnish::hit($x); $fresh });
+    ok $fresh, 'Varnish: the next read after the publish is a miss: site-<id> purged';
+    like(($fresh // {})->{body} // '', qr/Changed/, '... with the published change');
+    $settled->();
+    ok Cms::Varnish::hit($via->($SEC)), '... then kept again';
+
+    # a custom module's entries: a draft queues nothing, a published one its site's key
+    my $tb = $owner_b->{token};
+    $r = req(POST => "/v1/workspaces/$wid_b/custom-modules", $tb, { slug => 'notes', name => 'Notes' });
+    is $r->{status}, 201, 'site B\'s workspace: a custom module' or diag diag_resp($r);
+    my $ents = "/v1/workspaces/$wid_b/custom/notes/entries";
+    $r = req(POST => $ents, $tb, { data => {}, status => 'draft' });
+    is $r->{status}, 201, 'a draft entry' or diag diag_resp($r);
+    my $entry = ($r->{json}{custom_entry} // {})->{id} // '';
+    is one("SELECT count(*) FROM cdn_purges"), 0, 'a draft entry queues no purge';
+    $r = req(PATCH => "$ents/$entry", $tb, { status => 'published' });
+    is $r->{status}, 200, 'the entry published' or diag diag_resp($r);
+    is one("SELECT count(*) FROM cdn_purges WHERE keys = 'site-$site_b->{id}'"), 1,
+       '... queues a purge of site B, in the same transaction';
+    $settled->();
+
+    # the site's own record changing purges too (the publish purged every answer of
+    # the site: they all carry site-<id>)
+    $via->("/v1/public/site?key=$pk2");
+    ok Cms::Varnish::hit($via->("/v1/public/site?key=$pk2")), 'the site read: kept';
+    $r = req(PATCH => "/v1/workspaces/$wid/sites/$site->{id}", $ot, { name => 'Site A2' });
+    is $r->{status}, 200, 'the site renamed' or diag diag_resp($r);
+    my $renamed;
+    wait_until(30, sub { my $x = $via->("/v1/public/site?key=$pk2");
+                         $renamed = $x if !Cms::Varnish::hit($x); $renamed });
+    is((($renamed // {})->{json}{site} // {})->{name}, 'Site A2', 'Varnish: the renamed site, purged');
+    $settled->();
+    is one("SELECT count(*) FROM cdn_purges"), 0, 'every purge sent is deleted';
+
+    # the cache down: the purge that found no one waits for another attempt
     $v->stop;
+    $r = req(PATCH => "/v1/workspaces/$wid/sites/$site->{id}", $ot, { name => 'Site A3' });
+    is $r->{status}, 200, 'the site renamed again, Varnish stopped' or diag diag_resp($r);
+    my $row;
+    wait_until(30, sub { $row = Cms::Test::psql("SELECT attempts,"
+                                                 . " next_at >= created_at + interval '2 seconds'"
+                                                 . " FROM cdn_purges"
+                                                 . " WHERE keys = 'site-$site->{id}'")->[0];
+                         $row && $row->[0] >= 1 });
+    ok((($row // [])->[0] // 0) >= 1, 'the failed purge is queued again, its attempts counted')
+        or diag explain $row;
+    is(($row // [])->[1], 't', '... due two seconds or more after it was queued');
 }
 
 done_testing();

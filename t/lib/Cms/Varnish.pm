@@ -8,6 +8,7 @@ Cms::Varnish - Debian's varnishd in front of the test's nginx, as a shared cache
 
     use Cms::Varnish;
     my $v = Cms::Varnish->start(vcl => $vcl_text);   # %%BACKEND_PORT%% is nginx's port
+    Cms::Varnish->start(vcl => $vcl_text, port => $port);   # a port chosen before
     my $r = Cms::Test::http(GET => '/v1/public/site?key=...', undef, undef, port => $v->port);
     Cms::Varnish::hit($r);                             # answered from the cache
     $v->stop;                                          # also at exit
@@ -31,7 +32,7 @@ my @RUNNING;
 
 sub start {
     my ($class, %o) = @_;
-    my $port = Cms::Test::free_port();
+    my $port = $o{port} // Cms::Test::free_port();
     my $dir = Cms::Test::prefix() . "-varnish-$port";
     make_path($dir);
     (my $vcl = $o{vcl}) =~ s/%%BACKEND_PORT%%/Cms::Test::port()/ge;
