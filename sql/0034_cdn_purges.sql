@@ -59,27 +59,27 @@ CREATE TRIGGER sites_cdn_purge
 
 
 -- an entry published, changed while published, unpublished or deleted;
--- a module renamed or deleted: the workspace's site (one at most)
+-- a module changed (renamed, disabled) or deleted: the workspace's site
+-- (one at most)
+CREATE FUNCTION cms_cdn_purge_workspace(p_workspace uuid)
+    RETURNS void
+    LANGUAGE sql
+    AS $$
+        SELECT cms_cdn_purge_queue('site-' || s.id)
+          FROM sites s WHERE s.workspace_id = p_workspace $$;
+
 CREATE FUNCTION cms_cdn_purge_entries_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE
-    ws  uuid;
 BEGIN
-    IF TG_TABLE_NAME = 'custom_entries' AND TG_OP <> 'DELETE'
-       AND NEW.status <> 'published'
-       AND (TG_OP = 'INSERT' OR OLD.status <> 'published')
+    IF TG_OP = 'DELETE' THEN
+        IF OLD.status = 'published' THEN
+            PERFORM cms_cdn_purge_workspace(OLD.workspace_id);
+        END IF;
+    ELSIF NEW.status = 'published'
+          OR (TG_OP = 'UPDATE' AND OLD.status = 'published')
     THEN
-        RETURN NULL;
+        PERFORM cms_cdn_purge_workspace(NEW.workspace_id);
     END IF;
-    IF TG_TABLE_NAME = 'custom_entries' AND TG_OP = 'DELETE'
-       AND OLD.status <> 'published'
-    THEN
-        RETURN NULL;
-    END IF;
-    ws := CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace_id
-               ELSE NEW.workspace_id END;
-    PERFORM cms_cdn_purge_queue('site-' || s.id)
-       FROM sites s WHERE s.workspace_id = ws;
     RETURN NULL;
 END $$;
 
@@ -87,9 +87,16 @@ CREATE TRIGGER custom_entries_cdn_purge
     AFTER INSERT OR UPDATE OR DELETE ON custom_entries
     FOR EACH ROW EXECUTE FUNCTION cms_cdn_purge_entries_changed();
 
+CREATE FUNCTION cms_cdn_purge_module_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM cms_cdn_purge_workspace(OLD.workspace_id);
+    RETURN NULL;
+END $$;
+
 CREATE TRIGGER custom_modules_cdn_purge
     AFTER UPDATE OR DELETE ON custom_modules
-    FOR EACH ROW EXECUTE FUNCTION cms_cdn_purge_entries_changed();
+    FOR EACH ROW EXECUTE FUNCTION cms_cdn_purge_module_changed();
 
 
 -- Up to p_limit due rows (never claimed, or their lease run out), leased
