@@ -47,14 +47,17 @@ done
 # tools/node: what package-lock.json pins, from the npm registry with the machine's
 # Node.js 20.19+ and npm (Debian's nodejs 18 is too old for @redocly/cli): @redocly/cli,
 # ajv and ajv-formats (tools/node/openapi-validate.js: the suite checks every answer
-# against the document), @stoplight/prism-cli (t/008's validating proxy).
+# against the document), @stoplight/prism-cli (t/008's validating proxy), s3rver (the
+# bucket of the object storage tests, tools/node/s3-server.js) and @aws-sdk/client-s3
+# (their interoperability check).
 # `npm ci` runs only when one of them is missing or the lock file changed since.
 install_node_tools() {
     local dir tools
     dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     tools="$dir/tools/node"
     if [ -x "$tools/node_modules/.bin/redocly" ] && [ -x "$tools/node_modules/.bin/prism" ] \
-        && [ -d "$tools/node_modules/ajv-formats" ] \
+        && [ -d "$tools/node_modules/ajv-formats" ] && [ -d "$tools/node_modules/s3rver" ] \
+        && [ -d "$tools/node_modules/@aws-sdk/client-s3" ] \
         && [ "$tools/node_modules/.package-lock.json" -nt "$tools/package-lock.json" ]; then
         return 0
     fi

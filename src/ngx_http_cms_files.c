@@ -23,6 +23,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_store.h"
+#include "ngx_http_cms_s3.h"
 #include "cms_filekey.h"
 #include "cms_mime.h"
 
@@ -48,6 +49,10 @@ static ngx_int_t ngx_http_cms_files_headers(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_files_send(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_open_file_info_t *of, ngx_str_t *path);
 static void ngx_http_cms_files_unset(ngx_http_request_t *r);
+static ngx_int_t ngx_http_cms_files_disposition(ngx_http_request_t *r,
+    ngx_str_t *key, cms_filekey_t *k, ngx_str_t *value);
+static ngx_int_t ngx_http_cms_files_bucket(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *key, cms_filekey_t *k);
 
 
 ngx_http_cms_route_t  ngx_http_cms_files_routes[] = {
@@ -76,13 +81,15 @@ static ngx_str_t  ngx_http_cms_files_disposition_name =
     ngx_string("Content-Disposition");
 
 
+/* long: the key's checks, then the bucket or the folder */
 static ngx_int_t
 ngx_http_cms_files_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t             rc;
-    ngx_str_t            *key, path;
-    cms_filekey_t         k;
-    ngx_open_file_info_t  of;
+    ngx_int_t                  rc;
+    ngx_str_t                 *key, path;
+    cms_filekey_t              k;
+    ngx_open_file_info_t       of;
+    ngx_http_cms_main_conf_t  *mcf;
 
     key = &ctx->params[0];
 
@@ -107,6 +114,12 @@ ngx_http_cms_files_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
                       "cms: file key refused");
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->s3 != NULL) {
+        return ngx_http_cms_files_bucket(r, ctx, key, &k);
     }
 
     rc = ngx_http_cms_files_open(r, key, &of, &path);
@@ -332,12 +345,10 @@ static ngx_int_t
 ngx_http_cms_files_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *key, cms_filekey_t *k)
 {
-    u_char      *p;
-    ngx_str_t    id, value, name;
-    const char  *type, *ext;
+    ngx_str_t    id, value;
+    const char  *type;
 
-    ext = (const char *) key->data + k->ext;
-    type = cms_mime_ext_type(ext, k->ext_len);
+    type = cms_mime_ext_type((const char *) key->data + k->ext, k->ext_len);
 
     r->headers_out.content_type.data = (u_char *) type;
     r->headers_out.content_type.len = ngx_strlen(type);
@@ -351,12 +362,32 @@ ngx_http_cms_files_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         != NGX_OK
         || ngx_http_cms_header_add(r, &ngx_http_cms_files_cache_name,
                                    &ngx_http_cms_files_cache)
-           != NGX_OK)
+           != NGX_OK
+        || ngx_http_cms_files_disposition(r, key, k, &value) != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    if (cms_mime_ext_inline(ext, k->ext_len)) {
+    if (value.len == 0) {
+        return NGX_OK;
+    }
+
+    return ngx_http_cms_header_add(r, &ngx_http_cms_files_disposition_name,
+                                   &value);
+}
+
+
+/* "attachment; filename=..." for a type not shown inline, else empty */
+static ngx_int_t
+ngx_http_cms_files_disposition(ngx_http_request_t *r, ngx_str_t *key,
+    cms_filekey_t *k, ngx_str_t *value)
+{
+    u_char     *p;
+    ngx_str_t   name;
+
+    ngx_str_null(value);
+
+    if (cms_mime_ext_inline((const char *) key->data + k->ext, k->ext_len)) {
         return NGX_OK;
     }
 
@@ -364,19 +395,48 @@ ngx_http_cms_files_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     name.data = key->data + k->name;
     name.len = key->len - k->name;
 
-    value.len = sizeof("attachment; filename=\"\"") - 1 + name.len;
-    value.data = ngx_pnalloc(r->pool, value.len);
-    if (value.data == NULL) {
+    value->len = sizeof("attachment; filename=\"\"") - 1 + name.len;
+    value->data = ngx_pnalloc(r->pool, value->len);
+    if (value->data == NULL) {
         return NGX_ERROR;
     }
 
-    p = ngx_cpymem(value.data, "attachment; filename=\"",
+    p = ngx_cpymem(value->data, "attachment; filename=\"",
                    sizeof("attachment; filename=\"") - 1);
     p = ngx_cpymem(p, name.data, name.len);
     *p = '"';
 
-    return ngx_http_cms_header_add(r, &ngx_http_cms_files_disposition_name,
-                                   &value);
+    return NGX_OK;
+}
+
+
+/*
+ * From the bucket (cms_storage s3): the request jumps to "@cms_s3" with
+ * the id; the type, caching and disposition go as the bucket's
+ * response-* overrides, so that they come on its 200, 206 and 304 alone
+ * (a 404 or a 503 must not be kept for a year).
+ */
+static ngx_int_t
+ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *key, cms_filekey_t *k)
+{
+    ngx_str_t    id, disposition;
+    const char  *type;
+
+    type = cms_mime_ext_type((const char *) key->data + k->ext, k->ext_len);
+
+    id.data = ctx->request_id;
+    id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+
+    if (ngx_http_cms_header_add(r, &ngx_http_cms_files_id_name, &id)
+        != NGX_OK
+        || ngx_http_cms_files_disposition(r, key, k, &disposition) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_s3_read(r, key, type, &ngx_http_cms_files_cache,
+                                &disposition);
 }
 
 

@@ -24,6 +24,7 @@
 #include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_deliver.h"
 #include "ngx_http_cms_cdn.h"
+#include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_thread.h"
@@ -264,7 +265,7 @@ ngx_http_cms_add_variables(ngx_conf_t *cf)
         var->data = v->data;
     }
 
-    return NGX_OK;
+    return ngx_http_cms_s3_add_variables(cf);
 }
 
 

@@ -26,6 +26,7 @@ typedef struct ngx_http_cms_redis_conf_s   ngx_http_cms_redis_conf_t;
 typedef struct ngx_http_cms_video_conf_s   ngx_http_cms_video_conf_t;
 typedef struct ngx_http_cms_hooks_conf_s   ngx_http_cms_hooks_conf_t;
 typedef struct ngx_http_cms_cdn_conf_s     ngx_http_cms_cdn_conf_t;
+typedef struct ngx_http_cms_s3_conf_s      ngx_http_cms_s3_conf_t;
 
 
 /*
@@ -101,6 +102,7 @@ typedef struct {
     ngx_http_cms_video_conf_t  *video;           /* cms_video_provider */
     ngx_http_cms_hooks_conf_t  *hooks;         /* cms_webhook_delivery */
     ngx_http_cms_cdn_conf_t    *cdn;           /* cms_cdn_purge; NULL */
+    ngx_http_cms_s3_conf_t     *s3;            /* cms_storage s3; NULL */
     ngx_str_t                   video_fetch;     /* internal location */
     time_t                      ext_reload_grace;
     time_t                      ext_rotation_grace;
@@ -247,6 +249,8 @@ struct ngx_http_cms_ctx_s {
     ngx_str_t                   fetch_method;  /* $cms_fetch_method */
     ngx_str_t                   fetch_body;    /* $cms_fetch_body */
     ngx_str_t                   fetch_key;     /* $cms_video_access_key */
+    void                       *outbound;      /* a bucket's exchange in
+                                                  flight (_s3.c) */
 
     unsigned                    sent:1;
     unsigned                    answering:1;

@@ -103,7 +103,7 @@ ngx_command_t  ngx_http_cms_commands[] = {
       NULL },
 
     { ngx_string("cms_storage"),
-      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_cms_store_conf,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,

@@ -115,22 +115,32 @@ ngx_str_t *
 ngx_http_cms_query_header(ngx_http_request_t *r, ngx_str_t *name,
     ngx_uint_t *n)
 {
-    ngx_str_t        *v;
-    ngx_uint_t        i, count;
-    ngx_list_part_t  *part;
     ngx_table_elt_t  *h;
 
-    v = NULL;
+    h = ngx_http_cms_query_find(&r->headers_in.headers, name, n);
+
+    return h ? &h->value : NULL;
+}
+
+
+ngx_table_elt_t *
+ngx_http_cms_query_find(ngx_list_t *headers, ngx_str_t *name, ngx_uint_t *n)
+{
+    ngx_uint_t        i, count;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h, *first;
+
+    first = NULL;
     count = 0;
 
-    for (part = &r->headers_in.headers.part; part; part = part->next) {
+    for (part = &headers->part; part; part = part->next) {
         h = part->elts;
 
         for (i = 0; i < part->nelts; i++) {
-            if (h[i].key.len == name->len
+            if (h[i].hash != 0 && h[i].key.len == name->len
                 && ngx_strncasecmp(h[i].key.data, name->data, name->len) == 0)
             {
-                v = (count++ == 0) ? &h[i].value : v;
+                first = (count++ == 0) ? &h[i] : first;
             }
         }
     }
@@ -139,5 +149,5 @@ ngx_http_cms_query_header(ngx_http_request_t *r, ngx_str_t *name,
         *n = count;
     }
 
-    return v;
+    return first;
 }

@@ -45,5 +45,10 @@ ngx_int_t ngx_http_cms_query_uint(ngx_http_request_t *r, const char *name,
 ngx_str_t *ngx_http_cms_query_header(ngx_http_request_t *r, ngx_str_t *name,
     ngx_uint_t *n);
 
+/* the same in any header list (an answer's too): the first element named
+   "name" that is not dropped (hash 0), or NULL; *n how many */
+ngx_table_elt_t *ngx_http_cms_query_find(ngx_list_t *headers, ngx_str_t *name,
+    ngx_uint_t *n);
+
 
 #endif /* _NGX_HTTP_CMS_QUERY_H_INCLUDED_ */

@@ -12,6 +12,8 @@
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
 #include "ngx_http_cms_response.h"
+#include "ngx_http_cms_query.h"
+#include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_public_cache.h"
 #include "ngx_http_cms_response_cache.h"
 #include "cms_json_scan.h"
@@ -31,6 +33,8 @@ static ngx_int_t ngx_http_cms_send_row_base(ngx_http_request_t *r,
     ngx_uint_t base, ngx_keyval_t *extra);
 static ngx_int_t ngx_http_cms_send_compact(ngx_http_request_t *r,
     ngx_str_t **body);
+static ngx_uint_t ngx_http_cms_request_id_kept(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t *status, ngx_str_t *body);
 static ngx_int_t ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s,
@@ -517,7 +521,13 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
         }
     }
 
-    status = r->headers_out.status;
+    /* a read of the bucket it refused is the storage's failure */
+    status = ngx_http_cms_s3_status(r, r->headers_out.status);
+
+    if (status != r->headers_out.status) {
+        r->headers_out.status = status;
+        r->headers_out.status_line.len = 0;    /* the bucket's */
+    }
 
     if (ngx_http_cms_error_body(r, ctx, &status, &ctx->replacement)
         != NGX_OK)
@@ -528,8 +538,11 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     id.data = ctx->request_id;
     id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
 
-    if (ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
-        != NGX_OK)
+    /* a request that jumped to a location of its own (a read of the
+       bucket) kept the id it had before, in its header: the same one */
+    if (!ngx_http_cms_request_id_kept(r, ctx)
+        && ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -548,6 +561,25 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     ctx->replace = 1;
 
     return ngx_http_cms_next_header_filter(r);
+}
+
+
+/* an X-Request-Id already in the answer's headers becomes ctx's id */
+static ngx_uint_t
+ngx_http_cms_request_id_kept(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_table_elt_t  *h;
+
+    h = ngx_http_cms_query_find(&r->headers_out.headers,
+                                &ngx_http_cms_request_id_name, NULL);
+
+    if (h == NULL || h->value.len != NGX_HTTP_CMS_REQUEST_ID_LEN) {
+        return 0;
+    }
+
+    ngx_memcpy(ctx->request_id, h->value.data, NGX_HTTP_CMS_REQUEST_ID_LEN);
+
+    return 1;
 }
 
 

@@ -21,8 +21,8 @@
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_store.h"
+#include "ngx_http_cms_s3.h"
 #include "cms_mime.h"
-#include "cms_url.h"
 
 
 #define NGX_HTTP_CMS_STORE_BUF  65536
@@ -50,6 +50,11 @@ static void ngx_http_cms_store_finish_work(void *data);
 static void ngx_http_cms_store_fail(ngx_http_cms_store_t *st,
     const char *what);
 static void ngx_http_cms_store_cleanup(void *data);
+static ngx_int_t ngx_http_cms_store_sent(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data, ngx_uint_t status);
+static void ngx_http_cms_store_unstage(void *data);
+static ngx_int_t ngx_http_cms_store_unstaged(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
 
 
 /*
@@ -702,12 +707,98 @@ ngx_int_t
 ngx_http_cms_store_finish(ngx_http_request_t *r, ngx_http_cms_store_t *st,
     ngx_uint_t op, ngx_http_cms_thread_done_pt done)
 {
+    ngx_http_cms_main_conf_t  *mcf;
+
     st->op = op;
     st->status = NGX_HTTP_CMS_STORE_OK;
     st->what = NULL;
 
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->s3 != NULL && op != NGX_HTTP_CMS_STORE_DISCARD) {
+        /* the bucket: the staged file sent (then removed), or the object
+           deleted */
+        st->done = done;
+
+        return ngx_http_cms_s3_send(r, &st->key,
+                                    op == NGX_HTTP_CMS_STORE_COMMIT
+                                    ? st->tmp : NULL,
+                                    st->size,
+                                    op == NGX_HTTP_CMS_STORE_COMMIT
+                                    ? st->sha256 : NULL,
+                                    ngx_http_cms_store_sent, st);
+    }
+
     return ngx_http_cms_thread_run(r, ngx_http_cms_store_finish_work, st,
                                    done);
+}
+
+
+/* the bucket's answer to a commit or a removal */
+static ngx_int_t
+ngx_http_cms_store_sent(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data, ngx_uint_t status)
+{
+    ngx_http_cms_store_t *st = data;
+
+    if (status < 200 || status > 299) {
+        st->status = NGX_HTTP_CMS_STORE_UNAVAILABLE;
+        st->what = (st->op == NGX_HTTP_CMS_STORE_COMMIT)
+                   ? "the bucket's PUT" : "the bucket's DELETE";
+        st->err = 0;
+    }
+
+    if (st->op == NGX_HTTP_CMS_STORE_REMOVE) {
+        return st->done(r, ctx, st);
+    }
+
+    /* the staged file goes either way; a failed PUT stays the outcome */
+    st->op = NGX_HTTP_CMS_STORE_DISCARD;
+
+    if (ngx_http_cms_thread_run(r, ngx_http_cms_store_unstage, st,
+                                ngx_http_cms_store_unstaged)
+        != NGX_DONE)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_DONE;
+}
+
+
+/* in a pool thread: the staged file removed, the outcome kept */
+static void
+ngx_http_cms_store_unstage(void *data)
+{
+    ngx_http_cms_store_t *st = data;
+
+    ngx_uint_t   status;
+    const char  *what;
+
+    status = st->status;
+    what = st->what;
+    st->status = NGX_HTTP_CMS_STORE_OK;
+
+    ngx_http_cms_store_finish_work(st);
+
+    if (st->status != NGX_HTTP_CMS_STORE_OK) {
+        ngx_log_error(NGX_LOG_ALERT, st->log, st->err,
+                      "cms: removing the staged \"%s\": %s failed",
+                      st->tmp, st->what);
+    }
+
+    st->status = status;
+    st->what = what;
+}
+
+
+static ngx_int_t
+ngx_http_cms_store_unstaged(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_store_t *st = data;
+
+    return st->done(r, ctx, st);
 }
 
 
@@ -782,6 +873,13 @@ done:
 ngx_int_t
 ngx_http_cms_store_failed(ngx_http_request_t *r, ngx_http_cms_store_t *st)
 {
+    if (st->status == NGX_HTTP_CMS_STORE_UNAVAILABLE) {
+        /* the bucket said why (logged with its answer): 503 */
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: storing \"%V\": %s failed", &st->key, st->what);
+        return NGX_HTTP_SERVICE_UNAVAILABLE;
+    }
+
     ngx_log_error(NGX_LOG_CRIT, r->connection->log, st->err,
                   "cms: storing \"%V\": %s failed", &st->key,
                   st->what ? st->what : "a step");
@@ -818,102 +916,4 @@ ngx_http_cms_store_cleanup(void *data)
         ngx_log_error(NGX_LOG_ALERT, st->log, st->err,
                       "cms: removing \"%s\": %s failed", st->tmp, st->what);
     }
-}
-
-
-ngx_int_t
-ngx_http_cms_store_url(ngx_http_request_t *r, ngx_str_t *key, ngx_str_t *url)
-{
-    u_char                    *p;
-    ngx_str_t                  host;
-    ngx_http_cms_main_conf_t  *mcf;
-
-    static ngx_str_t  files = ngx_string("/v1/files/");
-
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    ngx_str_null(&host);
-
-    if (mcf->files_base.len == 0 && r->headers_in.host != NULL) {
-        host = r->headers_in.host->value;
-    }
-
-    url->data = ngx_pnalloc(r->pool, mcf->files_base.len + sizeof("https://")
-                                     + host.len + files.len + key->len);
-    if (url->data == NULL) {
-        return NGX_ERROR;
-    }
-
-    if (mcf->files_base.len) {
-        p = ngx_cpymem(url->data, mcf->files_base.data, mcf->files_base.len);
-
-    } else {
-        p = ngx_sprintf(url->data, "http%s://%V",
-#if (NGX_HTTP_SSL)
-                        r->connection->ssl ? "s" :
-#endif
-                        "", &host);
-    }
-
-    p = ngx_cpymem(p, files.data, files.len);
-    p = ngx_cpymem(p, key->data, key->len);
-    url->len = p - url->data;
-
-    return NGX_OK;
-}
-
-
-/*
- * "cms_storage path [base_url=URL]": the folder stored objects live in,
- * and the absolute URL their /v1/files/<key> addresses start with (an
- * http(s) origin, maybe with a path, no trailing "/": a CDN in front);
- * without it, the scheme and Host of the request that stored the object
- */
-char *
-ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_cms_main_conf_t *mcf = conf;
-
-    ngx_str_t        *value;
-    ngx_file_info_t   fi;
-
-    if (mcf->storage.data != NULL) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-    mcf->storage = value[1];
-
-    if (cf->args->nelts == 3) {
-        if (value[2].len <= 9
-            || ngx_strncmp(value[2].data, "base_url=", 9) != 0
-            || !cms_url_http_valid((char *) value[2].data + 9,
-                                   value[2].len - 9)
-            || value[2].data[value[2].len - 1] == '/')
-        {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "cms_storage: \"%V\" is not base_url= and an "
-                               "absolute http(s) URL without a trailing "
-                               "\"/\"", &value[2]);
-            return NGX_CONF_ERROR;
-        }
-
-        mcf->files_base.data = value[2].data + 9;
-        mcf->files_base.len = value[2].len - 9;
-    }
-
-    if (ngx_conf_full_name(cf->cycle, &mcf->storage, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_file_info(mcf->storage.data, &fi) == NGX_FILE_ERROR
-        || !ngx_is_dir(&fi))
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_storage: \"%V\" is not a folder",
-                           &mcf->storage);
-        return NGX_CONF_ERROR;
-    }
-
-    return NGX_CONF_OK;
 }

@@ -42,7 +42,8 @@
 typedef enum {
     NGX_HTTP_CMS_STORE_OK = 0,
     NGX_HTTP_CMS_STORE_BAD_DATA,      /* not base64 */
-    NGX_HTTP_CMS_STORE_FAILED         /* a system call; "what" and "err" */
+    NGX_HTTP_CMS_STORE_FAILED,        /* a system call; "what" and "err" */
+    NGX_HTTP_CMS_STORE_UNAVAILABLE    /* the bucket refused, or no answer */
 } ngx_http_cms_store_status_e;
 
 
@@ -71,6 +72,7 @@ typedef struct {
     ngx_int_t                   rc;         /* ngx_http_cms_store_refuse()'s
                                                answer */
     ngx_http_cms_thread_done_pt then;       /* after _store_remove() */
+    ngx_http_cms_thread_done_pt done;       /* after a bucket's answer */
 
     /* private */
     ngx_fd_t                    root;       /* the root's descriptor */
@@ -166,7 +168,8 @@ ngx_int_t ngx_http_cms_store_refuse(ngx_http_request_t *r,
 ngx_int_t ngx_http_cms_store_remove(ngx_http_request_t *r, ngx_str_t *key,
     ngx_http_cms_thread_done_pt done);
 
-/* a failed step logged; NGX_ERROR (the caller answers 500) */
+/* a failed step logged; NGX_ERROR (the caller answers 500), or 503 when
+   the bucket refused or did not answer */
 ngx_int_t ngx_http_cms_store_failed(ngx_http_request_t *r,
     ngx_http_cms_store_t *st);
 

@@ -46,6 +46,7 @@ typedef struct {
     ngx_http_cms_store_t       *st;
     ngx_fd_t                    fd;        /* the body's file, or none */
     ngx_str_t                   answer;    /* {"media": ...} once final */
+    ngx_int_t                   rc;        /* a failure, once released */
     u_char                      size[NGX_OFF_T_LEN];
 } ngx_http_cms_upload_t;
 
@@ -66,8 +67,16 @@ static ngx_int_t ngx_http_cms_uploads_written(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
 static ngx_int_t ngx_http_cms_uploads_finalized(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_uploads_committed(ngx_http_request_t *r,
+static ngx_int_t ngx_http_cms_uploads_claimed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_uploads_placed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
+static ngx_int_t ngx_http_cms_uploads_unplaced(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
+static ngx_int_t ngx_http_cms_uploads_release(ngx_http_request_t *r,
+    ngx_http_cms_upload_t *u, ngx_int_t rc);
+static ngx_int_t ngx_http_cms_uploads_released(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res);
 
 
 /* the upload session (studio-api.md), and when its reservation lapses */
@@ -152,6 +161,15 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_reserve_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_pending_sql =
     ngx_http_cms_pg_stmt(
         "SELECT storage_key FROM cms_media_pending($1, $2)", 2);
+
+/* $1 workspace, $2 asset: claimed for this finalization (sql/0035) */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_claim_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT storage_key FROM cms_media_claim($1, $2,"
+        " interval '15 minutes')", 2);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_release_sql =
+    ngx_http_cms_pg_stmt("SELECT cms_media_release($1, $2)", 2);
 
 /* $1 workspace, $2 asset, $3 size, $4 hash, $5 url .. $9 height */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_finalize_sql =
@@ -504,12 +522,99 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
+    /*
+     * The object first, then the row that says it is ready (sql/0035): a
+     * row is never ready without its object, and an object whose row
+     * could not be finalized (a studio DELETE meanwhile, the quota) is
+     * removed again before the answer.  The claim keeps a second
+     * finalization from placing its bytes at the same key meanwhile.
+     */
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_claim_sql,
+                                 u->args, 2, ngx_http_cms_uploads_claimed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_uploads_claimed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_int_t               rc;
+    ngx_http_cms_upload_t  *u = ctx->data;
+
+    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
+    if (rc != NGX_OK) {
+        return ngx_http_cms_store_refuse(r, u->st, NGX_HTTP_CMS_STORE_DISCARD,
+                                         rc);
+    }
+
+    return ngx_http_cms_store_finish(r, u->st, NGX_HTTP_CMS_STORE_COMMIT,
+                                     ngx_http_cms_uploads_placed);
+}
+
+
+static ngx_int_t
+ngx_http_cms_uploads_placed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_upload_t  *u = ctx->data;
+
+    if (u->st->status != NGX_HTTP_CMS_STORE_OK) {
+        return ngx_http_cms_uploads_release(r, u,
+                                            ngx_http_cms_store_failed(r,
+                                                                      u->st));
+    }
+
     return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_finalize_sql,
                                  u->args, 9, ngx_http_cms_uploads_finalized);
 }
 
 
-/* the asset is ready: its answer kept while the file goes into place */
+/* the row was not finalized: its object removed, then the claim */
+static ngx_int_t
+ngx_http_cms_uploads_unplaced(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    void *data)
+{
+    ngx_http_cms_store_t   *st = data;
+    ngx_http_cms_upload_t  *u = ctx->data;
+
+    if (st->status != NGX_HTTP_CMS_STORE_OK) {
+        /* logged; the reconciliation finds what is left */
+        (void) ngx_http_cms_store_failed(r, st);
+    }
+
+    return ngx_http_cms_uploads_release(r, u, u->rc);
+}
+
+
+/* the claim given back, then the failure "rc" answered */
+static ngx_int_t
+ngx_http_cms_uploads_release(ngx_http_request_t *r, ngx_http_cms_upload_t *u,
+    ngx_int_t rc)
+{
+    u->rc = rc;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_release_sql,
+                                 u->args, 2, ngx_http_cms_uploads_released);
+}
+
+
+static ngx_int_t
+ngx_http_cms_uploads_released(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    PGresult *res)
+{
+    ngx_http_cms_upload_t  *u = ctx->data;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+        /* the claim runs out by itself */
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: releasing an upload's claim failed");
+    }
+
+    return u->rc;
+}
+
+
+/* the asset is ready, its object in place: the answer */
 static ngx_int_t
 ngx_http_cms_uploads_finalized(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     PGresult *res)
@@ -522,8 +627,10 @@ ngx_http_cms_uploads_finalized(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
-        return ngx_http_cms_store_refuse(r, u->st, NGX_HTTP_CMS_STORE_DISCARD,
-                                         rc);
+        /* the object in place, and named by nothing */
+        u->rc = rc;
+        return ngx_http_cms_store_finish(r, u->st, NGX_HTTP_CMS_STORE_REMOVE,
+                                         ngx_http_cms_uploads_unplaced);
     }
 
     rec = &ngx_http_cms_media_record;
@@ -541,21 +648,6 @@ ngx_http_cms_uploads_finalized(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     p = ngx_http_cms_json_row(p, res, 0, 0, rec->cols, rec->ncols);
     *p++ = '}';
     u->answer.len = p - u->answer.data;
-
-    return ngx_http_cms_store_finish(r, u->st, NGX_HTTP_CMS_STORE_COMMIT,
-                                     ngx_http_cms_uploads_committed);
-}
-
-
-static ngx_int_t
-ngx_http_cms_uploads_committed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    void *data)
-{
-    ngx_http_cms_upload_t  *u = ctx->data;
-
-    if (u->st->status != NGX_HTTP_CMS_STORE_OK) {
-        return ngx_http_cms_store_failed(r, u->st);
-    }
 
     return ngx_http_cms_send_written(r, NGX_HTTP_OK, &u->answer);
 }

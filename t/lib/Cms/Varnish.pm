@@ -24,11 +24,8 @@ connections. C<hit($response)> tells a cache hit by C<X-Varnish> naming two requ
 use strict;
 use warnings;
 use Cms::Test ();
+use Cms::Service;
 use File::Path qw(make_path);
-use IO::Socket::INET;
-use POSIX ();
-
-my @RUNNING;
 
 sub start {
     my ($class, %o) = @_;
@@ -39,37 +36,17 @@ sub start {
     open my $fh, '>', "$dir/default.vcl" or die "$dir/default.vcl: $!";
     print $fh $vcl;
     close $fh;
-    my $pid = fork // die "fork: $!";
-    if (!$pid) {
-        open STDOUT, '>', "$dir/varnishd.log";
-        open STDERR, '>&', \*STDOUT;
-        exec 'varnishd', '-F', '-j', 'none', '-n', "$dir/work", '-a', "127.0.0.1:$port",
-             '-f', "$dir/default.vcl", '-s', 'malloc,16m', '-T', 'none'
-            or POSIX::_exit(127);
-    }
-    my $self = bless { pid => $pid, port => $port, dir => $dir }, $class;
-    push @RUNNING, $self;
-    Cms::Test::wait_until(30, sub {
-        die "varnishd exited:\n" . `cat $dir/varnishd.log` if waitpid($pid, POSIX::WNOHANG()) == $pid;
-        IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Proto => 'tcp') })
-        or die "varnishd does not accept connections:\n" . `cat $dir/varnishd.log`;
-    return $self;
+    my $svc = Cms::Service->start(
+        name => 'varnishd', port => $port, log => "$dir/varnishd.log",
+        cmd => ['varnishd', '-F', '-j', 'none', '-n', "$dir/work", '-a', "127.0.0.1:$port",
+                '-f', "$dir/default.vcl", '-s', 'malloc,16m', '-T', 'none']);
+    return bless { svc => $svc, port => $port, dir => $dir }, $class;
 }
 
 sub port { $_[0]{port} }
 
-sub stop {
-    my $self = shift;
-    return unless $self->{pid};
-    kill 'TERM', $self->{pid};
-    Cms::Test::wait_until(10, sub { waitpid($self->{pid}, POSIX::WNOHANG()) == $self->{pid} })
-        or kill 'KILL', $self->{pid};
-    waitpid($self->{pid}, 0);
-    delete $self->{pid};
-}
+sub stop { $_[0]{svc}->stop }
 
 sub hit { (($_[0]{headers} // {})->{'x-varnish'} // '') =~ /^\d+ \d+$/ }
-
-END { local $?; $_->stop for @RUNNING }
 
 1;

@@ -1,0 +1,530 @@
+
+/*
+ * The S3 backend's exchanges (ngx_http_cms_s3.h): the SigV4 signature of
+ * each, and the two ways one goes out through nginx's upstream machinery,
+ * a jump to "@cms_s3" for reads and a subrequest to "/_cms_s3" for writes
+ * and deletes.  The signing key is derived once a day per worker (the
+ * sigv4 cache lives in the configuration, which each worker has its own
+ * copy of after fork).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include "ngx_http_cms_module.h"
+#include "ngx_http_cms_s3.h"
+#include "ngx_http_cms_s3_int.h"
+#include "cms_filekey.h"
+#include "cms_mime.h"
+#include "cms_sigv4.h"
+
+
+/* an exchange of a subrequest, for its parent */
+typedef struct {
+    ngx_http_cms_s3_done_pt     done;
+    void                       *data;
+    ngx_str_t                   key;
+    ngx_uint_t                  status;
+} ngx_http_cms_s3_op_t;
+
+
+static ngx_int_t ngx_http_cms_s3_sign(ngx_http_request_t *r,
+    ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
+    const char *type, ngx_str_t *vars);
+static void ngx_http_cms_s3_set(ngx_http_request_t *r, ngx_str_t *vars);
+static const char *ngx_http_cms_s3_type(ngx_str_t *key);
+static ngx_int_t ngx_http_cms_s3_body(ngx_http_request_t *sr, u_char *path,
+    off_t size);
+static ngx_int_t ngx_http_cms_s3_answered(ngx_http_request_t *sr,
+    void *data, ngx_int_t rc);
+static void ngx_http_cms_s3_resume(ngx_http_request_t *r);
+static ngx_int_t ngx_http_cms_s3_target(ngx_http_request_t *r,
+    ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
+    ngx_str_t *vars);
+static u_char *ngx_http_cms_s3_param(u_char *p, const char *name,
+    u_char *value, size_t len);
+static void ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf,
+    cms_sigv4_scope_t *sc);
+
+
+static ngx_str_t  ngx_http_cms_s3_read_location = ngx_string("@cms_s3");
+static ngx_str_t  ngx_http_cms_s3_location = ngx_string("/_cms_s3");
+static ngx_str_t  ngx_http_cms_s3_put = ngx_string("PUT");
+static ngx_str_t  ngx_http_cms_s3_delete = ngx_string("DELETE");
+
+
+
+/* reads */
+
+ngx_int_t
+ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
+    ngx_str_t *cache, ngx_str_t *disposition)
+{
+    u_char     *p;
+    size_t      n;
+    ngx_str_t   query, vars[NGX_HTTP_CMS_S3_VARS];
+
+    /* the bucket's overrides: its 200, 206 and 304 carry these, whatever
+       the object was stored with, and its errors none of them */
+    n = ngx_strlen(type);
+    query.data = ngx_pnalloc(r->pool,
+                             sizeof("response-cache-control=&"
+                                    "response-content-disposition=&"
+                                    "response-content-type=")
+                             + 3 * (cache->len + disposition->len + n));
+    if (query.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_http_cms_s3_param(query.data, "response-cache-control=",
+                              cache->data, cache->len);
+
+    if (disposition->len) {
+        p = ngx_http_cms_s3_param(p, "&response-content-disposition=",
+                                  disposition->data, disposition->len);
+    }
+
+    p = ngx_http_cms_s3_param(p, "&response-content-type=", (u_char *) type,
+                              n);
+    query.len = p - query.data;
+
+    if (ngx_http_cms_s3_sign(r, &r->method_name, key, &query, NULL, NULL,
+                             vars)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_http_cms_s3_set(r, vars);
+
+    /*
+     * The jump clears the modules' contexts (the request's is gone) and
+     * takes a reference of its own, dropped here as try_files does; the
+     * pipeline's goes with the content handler's NGX_DONE.
+     */
+    (void) ngx_http_named_location(r, &ngx_http_cms_s3_read_location);
+    ngx_http_finalize_request(r, NGX_DONE);
+
+    return NGX_DONE;
+}
+
+
+ngx_uint_t
+ngx_http_cms_s3_status(ngx_http_request_t *r, ngx_uint_t status)
+{
+    ngx_http_variable_value_t  *v;
+
+    v = &r->variables[ngx_http_cms_s3_index[NGX_HTTP_CMS_S3_URL]];
+
+    if (!v->valid || v->not_found || status == NGX_HTTP_NOT_FOUND
+        || status == NGX_HTTP_RANGE_NOT_SATISFIABLE)
+    {
+        return status;
+    }
+
+    /* the bucket refused us (a key, a clock, its own failure) */
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "cms: the bucket answered %ui to a read of \"%V\"",
+                  status, &r->uri);
+
+    return NGX_HTTP_SERVICE_UNAVAILABLE;
+}
+
+
+/* writes and deletes */
+
+/* long: the op, the subrequest, its variables and body */
+ngx_int_t
+ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key, u_char *path,
+    off_t size, u_char *sha256, ngx_http_cms_s3_done_pt done, void *data)
+{
+    ngx_str_t                    vars[NGX_HTTP_CMS_S3_VARS], *method;
+    const char                  *type;
+    ngx_http_request_t          *sr;
+    ngx_http_cms_ctx_t          *ctx;
+    ngx_http_cms_s3_op_t        *op;
+    ngx_http_post_subrequest_t  *ps;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    method = path ? &ngx_http_cms_s3_put : &ngx_http_cms_s3_delete;
+    type = path ? ngx_http_cms_s3_type(key) : NULL;
+
+    op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_s3_op_t));
+    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
+
+    if (op == NULL || ps == NULL
+        || ngx_http_cms_s3_sign(r, method, key, NULL, sha256, type, vars)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    op->done = done;
+    op->data = data;
+    op->key = *key;
+
+    ps->handler = ngx_http_cms_s3_answered;
+    ps->data = op;
+
+    if (ngx_http_subrequest(r, &ngx_http_cms_s3_location, NULL, &sr, ps,
+                            NGX_HTTP_SUBREQUEST_IN_MEMORY
+                            | NGX_HTTP_SUBREQUEST_WAITED)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* the subrequest has not run yet: its variables are set before */
+    ngx_http_cms_s3_set(sr, vars);
+
+    if (ngx_http_cms_s3_body(sr, path, size) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ctx->outbound = op;
+    r->write_event_handler = ngx_http_cms_s3_resume;
+
+    return NGX_DONE;
+}
+
+
+/* the staged file as the subrequest's body, or none */
+/* long: the buffer, the file, its cleanup */
+static ngx_int_t
+ngx_http_cms_s3_body(ngx_http_request_t *sr, u_char *path, off_t size)
+{
+    ngx_buf_t                 *b;
+    ngx_chain_t               *cl;
+    ngx_pool_cleanup_t        *cln;
+    ngx_pool_cleanup_file_t   *clnf;
+    ngx_http_request_body_t   *rb;
+
+    rb = ngx_pcalloc(sr->pool, sizeof(ngx_http_request_body_t));
+    if (rb == NULL) {
+        return NGX_ERROR;
+    }
+
+    sr->request_body = rb;
+    sr->headers_in.content_length_n = path ? size : 0;
+
+    if (path == NULL || size == 0) {
+        return NGX_OK;
+    }
+
+    b = ngx_calloc_buf(sr->pool);
+    cl = ngx_alloc_chain_link(sr->pool);
+    cln = ngx_pool_cleanup_add(sr->pool, sizeof(ngx_pool_cleanup_file_t));
+
+    if (b == NULL || cl == NULL || cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->file = ngx_pcalloc(sr->pool, sizeof(ngx_file_t));
+    if (b->file == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* a plain open of a file this request staged, as files.c's reads */
+    b->file->fd = ngx_open_file(path, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+
+    if (b->file->fd == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_CRIT, sr->connection->log, ngx_errno,
+                      ngx_open_file_n " \"%s\" failed", path);
+        return NGX_ERROR;
+    }
+
+    clnf = cln->data;
+    clnf->fd = b->file->fd;
+    clnf->name = path;
+    clnf->log = sr->connection->log;
+    cln->handler = ngx_pool_cleanup_file;
+
+    b->file->name.data = path;
+    b->file->name.len = ngx_strlen(path);
+    b->file->log = sr->connection->log;
+    b->in_file = 1;
+    b->file_pos = 0;
+    b->file_last = size;
+    b->last_buf = 1;
+
+    cl->buf = b;
+    cl->next = NULL;
+    rb->bufs = cl;
+
+    return NGX_OK;
+}
+
+
+/* in the subrequest, once it is done: what the bucket said */
+static ngx_int_t
+ngx_http_cms_s3_answered(ngx_http_request_t *sr, void *data, ngx_int_t rc)
+{
+    ngx_http_cms_s3_op_t *op = data;
+
+    size_t  n;
+
+    op->status = (rc == NGX_OK) ? sr->headers_out.status : 0;
+
+    if (op->status < 200 || op->status > 299) {
+        n = 0;
+
+        if (sr->out && sr->out->buf) {
+            n = ngx_min((size_t) (sr->out->buf->last - sr->out->buf->pos),
+                        300);
+        }
+
+        /* the bucket's error names its code: SignatureDoesNotMatch... */
+        ngx_log_error(NGX_LOG_ERR, sr->connection->log, 0,
+                      "cms: the bucket answered %ui to \"%V %V\"%s%*s",
+                      op->status, &sr->method_name, &op->key,
+                      n ? ": " : "", n, n ? sr->out->buf->pos : NULL);
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_cms_s3_resume(ngx_http_request_t *r)
+{
+    ngx_http_cms_ctx_t    *ctx;
+    ngx_http_cms_s3_op_t  *op;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    op = ctx->outbound;
+    ctx->outbound = NULL;
+
+    r->write_event_handler = ngx_http_request_empty_handler;
+
+    ctx->finish(r, op->done(r, ctx, op->data, op->status));
+}
+
+
+/* the Content-Type an object is stored with: its key's extension's */
+static const char *
+ngx_http_cms_s3_type(ngx_str_t *key)
+{
+    cms_filekey_t  k;
+
+    if (!cms_filekey_parse((char *) key->data, key->len, &k)) {
+        return "application/octet-stream";
+    }
+
+    return cms_mime_ext_type((const char *) key->data + k.ext, k.ext_len);
+}
+
+
+/* the signature */
+
+/* where the request goes: its URL, path, Host, date and payload hash */
+/* long: one buffer for the URL, the hash and the date */
+static ngx_int_t
+ngx_http_cms_s3_target(ngx_http_request_t *r, ngx_str_t *method,
+    ngx_str_t *key, ngx_str_t *query, u_char *sha256, ngx_str_t *vars)
+{
+    u_char                  *p;
+    size_t                   n;
+    ngx_http_cms_s3_conf_t  *scf;
+
+    scf = ((ngx_http_cms_main_conf_t *)
+           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
+
+    ngx_memzero(vars, sizeof(ngx_str_t) * NGX_HTTP_CMS_S3_VARS);
+
+    /* origin "/bucket/prefix" key "?" query */
+    n = scf->root.len + key->len + (query ? 1 + query->len : 0);
+
+    p = ngx_pnalloc(r->pool, scf->origin.len + n + CMS_SIGV4_DATE_LEN + 1
+                             + CMS_SIGV4_HEX_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    vars[NGX_HTTP_CMS_S3_URL].data = p;
+    p = ngx_cpymem(p, scf->origin.data, scf->origin.len);
+    vars[NGX_HTTP_CMS_S3_URI].data = p;
+    p = ngx_cpymem(p, scf->root.data, scf->root.len);
+    p = ngx_cpymem(p, key->data, key->len);
+
+    if (query) {
+        *p++ = '?';
+        p = ngx_cpymem(p, query->data, query->len);
+    }
+
+    vars[NGX_HTTP_CMS_S3_URL].len = p - vars[NGX_HTTP_CMS_S3_URL].data;
+    vars[NGX_HTTP_CMS_S3_URI].len = n;
+
+    vars[NGX_HTTP_CMS_S3_SHA256].data = p;
+    vars[NGX_HTTP_CMS_S3_SHA256].len = CMS_SIGV4_HEX_LEN;
+    p = ngx_cpymem(p, sha256 ? sha256 : (u_char *) CMS_SIGV4_EMPTY_HASH,
+                   CMS_SIGV4_HEX_LEN);
+
+    vars[NGX_HTTP_CMS_S3_DATE].data = p;
+    vars[NGX_HTTP_CMS_S3_DATE].len = CMS_SIGV4_DATE_LEN;
+
+    if (cms_sigv4_amz_date(ngx_time(), (char *) p) != CMS_SIGV4_OK) {
+        return NGX_ERROR;
+    }
+
+    vars[NGX_HTTP_CMS_S3_HOST] = scf->host;
+    vars[NGX_HTTP_CMS_S3_METHOD] = *method;
+    vars[NGX_HTTP_CMS_S3_TOKEN] = scf->token;
+
+    return NGX_OK;
+}
+
+
+/* long: the target, the headers signed, then the Authorization value */
+static ngx_int_t
+ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
+    ngx_str_t *key, ngx_str_t *query, u_char *sha256, const char *type,
+    ngx_str_t *vars)
+{
+    int                      rc;
+    u_char                  *p;
+    size_t                   size, n;
+    cms_sigv4_scope_t        sc;
+    cms_sigv4_header_t       h[5];
+    cms_sigv4_request_t      rq;
+    ngx_http_cms_s3_conf_t  *scf;
+
+    scf = ((ngx_http_cms_main_conf_t *)
+           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
+
+    if (ngx_http_cms_s3_target(r, method, key, query, sha256, vars)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    n = 0;
+
+#define ngx_http_cms_s3_header(nm, v)                                         \
+    h[n].name = nm; h[n].name_len = sizeof(nm) - 1;                           \
+    h[n].value = (const char *) (v).data; h[n].value_len = (v).len; n++
+
+    if (type) {
+        vars[NGX_HTTP_CMS_S3_TYPE].data = (u_char *) type;
+        vars[NGX_HTTP_CMS_S3_TYPE].len = ngx_strlen(type);
+        ngx_http_cms_s3_header("content-type", vars[NGX_HTTP_CMS_S3_TYPE]);
+    }
+
+    ngx_http_cms_s3_header("host", scf->host);
+    ngx_http_cms_s3_header("x-amz-content-sha256",
+                           vars[NGX_HTTP_CMS_S3_SHA256]);
+    ngx_http_cms_s3_header("x-amz-date", vars[NGX_HTTP_CMS_S3_DATE]);
+
+    if (scf->token.len) {
+        ngx_http_cms_s3_header("x-amz-security-token", scf->token);
+    }
+
+    ngx_memzero(&rq, sizeof(cms_sigv4_request_t));
+    rq.method = (const char *) method->data;
+    rq.method_len = method->len;
+    rq.path = (const char *) vars[NGX_HTTP_CMS_S3_URI].data;
+    rq.path_len = scf->root.len + key->len;
+    rq.query = query ? (const char *) query->data : NULL;
+    rq.query_len = query ? query->len : 0;
+    rq.headers = h;
+    rq.nheaders = n;
+    rq.payload_hash = (const char *) vars[NGX_HTTP_CMS_S3_SHA256].data;
+    rq.payload_hash_len = CMS_SIGV4_HEX_LEN;
+    rq.flags = CMS_SIGV4_S3;
+
+    ngx_http_cms_s3_scope(scf, &sc);
+
+    rc = cms_sigv4_size(&rq, &sc, CMS_SIGV4_AUTHORIZATION, &size);
+
+    if (rc == CMS_SIGV4_OK) {
+        p = ngx_pnalloc(r->pool, size);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        rc = cms_sigv4_text(&rq, &sc, CMS_SIGV4_AUTHORIZATION, (char *) p,
+                            size);
+        vars[NGX_HTTP_CMS_S3_AUTHORIZATION].data = p;
+        vars[NGX_HTTP_CMS_S3_AUTHORIZATION].len = size - 1;
+    }
+
+    if (rc != CMS_SIGV4_OK) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: signing \"%V %V\" for the bucket failed: %s",
+                      method, key, cms_sigv4_error(rc));
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* who signs, where, and now */
+static void
+ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf, cms_sigv4_scope_t *sc)
+{
+    ngx_memzero(sc, sizeof(cms_sigv4_scope_t));
+
+    sc->key_id = (const char *) scf->key_id.data;
+    sc->key_id_len = scf->key_id.len;
+    sc->secret = (const char *) scf->secret.data;
+    sc->secret_len = scf->secret.len;
+    sc->region = (const char *) scf->region.data;
+    sc->region_len = scf->region.len;
+    sc->service = "s3";
+    sc->service_len = 2;
+    sc->time = ngx_time();
+    sc->cache = &scf->cache;
+}
+
+
+/* the values into r's variables, as if evaluated (not to be again) */
+static void
+ngx_http_cms_s3_set(ngx_http_request_t *r, ngx_str_t *vars)
+{
+    ngx_uint_t                  i;
+    ngx_http_variable_value_t  *v;
+
+    for (i = 0; i < NGX_HTTP_CMS_S3_VARS; i++) {
+        v = &r->variables[ngx_http_cms_s3_index[i]];
+
+        v->data = vars[i].data;
+        v->len = vars[i].len;
+        v->valid = 1;
+        v->no_cacheable = 0;
+        v->not_found = (vars[i].len == 0);
+        v->escape = 0;
+    }
+}
+
+
+/* "name" then value[0 .. len) as a query value: RFC 3986's unreserved
+   bytes kept, the rest %XX; p has room for three bytes each */
+static u_char *
+ngx_http_cms_s3_param(u_char *p, const char *name, u_char *value, size_t len)
+{
+    static const u_char  hex[] = "0123456789ABCDEF";
+
+    u_char  c;
+    size_t  i;
+
+    p = ngx_cpymem(p, name, ngx_strlen(name));
+
+    for (i = 0; i < len; i++) {
+        c = value[i];
+
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+            || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_'
+            || c == '~')
+        {
+            *p++ = c;
+            continue;
+        }
+
+        *p++ = '%';
+        *p++ = hex[c >> 4];
+        *p++ = hex[c & 0x0f];
+    }
+
+    return p;
+}

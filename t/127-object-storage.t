@@ -1,0 +1,180 @@
+# Object storage (issue 32, docs/object-storage.md): cms_storage s3 puts every stored
+# object in an S3-compatible bucket, here s3rver behind tools/node/s3-server.js, which
+# checks each request's SigV4 signature (a wrong one is 403 SignatureDoesNotMatch), so
+# every exchange below was signed right or refused. Writes are a subrequest to
+# /_cms_s3: the staged file as the PUT's body, x-amz-content-sha256 its SHA-256; reads
+# jump to @cms_s3 and stream the bucket's answer (its Range, 206, 416 and 304) with the
+# files route's headers; deletes are a DELETE (the studio's, an avatar replaced). The
+# object is placed before the row says ready: a finalize refused by the database (the
+# quota) removes the object it placed. A wrong secret: 503 in the JSON shape,
+# nothing written (no object, the asset still pending, no staged file left).
+#
+# nginx -t refuses a malformed endpoint, a missing or world-readable credentials file,
+# a credentials file without the key pair, a bad bucket name and a missing stage folder.
+use strict;
+use warnings;
+use Cms::Test;
+use Cms::S3;
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace);
+use Digest::SHA ();
+use MIME::Base64 qw(encode_base64);
+
+signup_defaults(email_prefix => 's3');
+
+my $s3 = Cms::S3->start;
+my $dir = $s3->dir;
+
+# --- nginx -t ---------------------------------------------------------------------------
+
+{
+    my $good = $s3->storage;
+    my @bad = (
+        [($good =~ s{endpoint=\S+}{endpoint=ftp://127.0.0.1/}r), 'an endpoint that is not http(s)'],
+        [($good =~ s{endpoint=\S+}{endpoint=http://127.0.0.1:1/path}r), 'an endpoint with a path'],
+        [($good =~ s{credentials=\S+}{credentials=$dir/none}r), 'a credentials file that is not there'],
+        [($good =~ s{bucket=\S+}{bucket=No_Such}r), 'a bucket name S3 refuses'],
+        [($good =~ s{stage=\S+}{stage=$dir/none}r), 'a stage folder that is not there'],
+        [($good =~ s{ region=\S+}{}r), 'no region='],
+        [($good =~ s{path_style=on}{}r), 'an address as endpoint without path_style=on'],
+    );
+    $s3->credentials("$dir/open", 'x', 0644);
+    push @bad, [($good =~ s{credentials=\S+}{credentials=$dir/open}r), 'a credentials file others may read'];
+    open my $fh, '>', "$dir/empty" or die; print $fh "[default]\n# nothing\n"; close $fh; chmod 0600, "$dir/empty";
+    push @bad, [($good =~ s{credentials=\S+}{credentials=$dir/empty}r), 'a credentials file without the key pair'];
+    for my $b (@bad) {
+        my $t = nginx_test(storage => $b->[0], config => $s3->locations);
+        isnt $t->{rc}, 0, "nginx -t refuses $b->[1]" or diag $t->{out};
+        unlike $t->{out}, qr/\Q$Cms::S3::SECRET\E/, '... and never prints the secret';
+    }
+    my $t = nginx_test(storage => $good, config => $s3->locations);
+    is $t->{rc}, 0, 'nginx -t takes the documented configuration' or diag $t->{out};
+    $t = nginx_test(storage => $s3->storage(prefix => 'media/2026/'), config => $s3->locations);
+    is $t->{rc}, 0, '... and a prefix' or diag $t->{out};
+    $t = nginx_test(storage => $s3->storage(prefix => '/media'), config => $s3->locations);
+    isnt $t->{rc}, 0, 'nginx -t refuses a prefix that starts with "/" or does not end with one';
+}
+
+start_nginx(storage => $s3->storage, config => $s3->locations);
+
+my $owner = signup();
+my $ot = $owner->{token};
+my $wid = workspace($ot, 'Bucket');
+my $base = "/v1/workspaces/$wid/media";
+
+my $PNG = MIME::Base64::decode_base64('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==');
+my $PDF = "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n" . ('x' x 300_000) . "\n%%EOF\n";
+
+sub reserved {
+    my $r = req(POST => "$base/uploads", $ot, $_[0]);
+    die 'reserve: ' . diag_resp($r) unless $r->{status} == 201;
+    return $r->{json}{upload};
+}
+sub put_content {
+    my ($id, $bytes) = @_;
+    return http(PUT => "$base/$id/content",
+                [Authorization => "Bearer $ot", 'Content-Type' => 'application/octet-stream'], $bytes);
+}
+sub staged { grep { -f } glob("$dir/stage/*/*"), glob("$dir/stage/*/.*.tmp") }
+
+# --- finalize with data: into the bucket, read back ----------------------------------------
+
+my $u = reserved({ filename => 'pixel.png', content_type => 'image/png', size_bytes => 100 });
+my $r = req(POST => "$base/$u->{asset_id}/finalize", $ot, { data_base64 => encode_base64($PNG, '') });
+is $r->{status}, 200, 'finalize with data: 200' or diag diag_resp($r), join("\n", grep { /error|crit|alert/ } error_log_lines());
+is(($r->{json}{media} // {})->{status}, 'ready', '... ready');
+is $s3->object($u->{storage_key}), $PNG, 'the bucket holds the bytes at the key (read with curl\'s SigV4)';
+my ($put) = grep { $_->{method} eq 'PUT' } @{$s3->requests};
+is(($put // {})->{payload}, Digest::SHA::sha256_hex($PNG), 'the PUT signed the payload\'s SHA-256, not UNSIGNED-PAYLOAD');
+is_deeply [staged()], [], 'nothing left in the stage folder';
+
+my $f = http(GET => "/v1/files/$u->{storage_key}");
+is $f->{status}, 200, 'GET /v1/files: 200 from the bucket' or diag diag_resp($f);
+is $f->{body}, $PNG, '... the bytes';
+is $f->{headers}{'content-type'}, 'image/png', '... Content-Type from the key';
+is $f->{headers}{'x-content-type-options'}, 'nosniff', '... nosniff';
+is $f->{headers}{'cache-control'}, 'public, max-age=31536000, immutable', '... immutable';
+ok $f->{headers}{etag}, '... an ETag';
+ok !(grep { /^x-amz-/i } keys %{$f->{headers}}), '... no x-amz-* header of the bucket';
+
+my $h = http(HEAD => "/v1/files/$u->{storage_key}");
+is $h->{status}, 200, 'HEAD: 200';
+is $h->{headers}{'content-length'}, length $PNG, '... the length';
+is $h->{body}, '', '... no body';
+
+my $nm = http(GET => "/v1/files/$u->{storage_key}", ['If-None-Match' => $f->{headers}{etag}]);
+is $nm->{status}, 304, 'If-None-Match: 304';
+
+check_err(http(GET => "/v1/files/$wid/no-such-object.png"), 404, 'not_found', 'a key the bucket lacks: 404 in the JSON shape');
+{
+    my $miss = http(GET => "/v1/files/$wid/no-such-object.png");
+    is $miss->{headers}{'x-content-type-options'}, 'nosniff', '... nosniff too';
+    unlike $miss->{headers}{'cache-control'} // '', qr/immutable/, '... not to be kept for a year';
+    like $miss->{headers}{'x-request-id'} // '', qr/^[0-9a-f]{32}$/, '... one X-Request-Id';
+}
+check_err(http(GET => "/v1/files/../etc/passwd.png"), 404, 'not_found', 'a refused key: 404, before the bucket');
+
+# --- the raw body: PUT .../content, Range, attachment --------------------------------------
+
+my $d = reserved({ filename => 'doc.pdf', content_type => 'application/pdf', type => 'file', size_bytes => length $PDF });
+$r = put_content($d->{asset_id}, $PDF);
+is $r->{status}, 200, 'PUT content (300 KB): 200' or diag diag_resp($r);
+is $s3->object($d->{storage_key}), $PDF, 'the bucket holds the raw body';
+my $rg = http(GET => "/v1/files/$d->{storage_key}", [Range => 'bytes=0-7']);
+is $rg->{status}, 206, 'Range: 206';
+is $rg->{body}, '%PDF-1.4', '... the bytes asked for';
+is $rg->{headers}{'content-range'}, 'bytes 0-7/' . length($PDF), '... Content-Range';
+like http(GET => "/v1/files/$d->{storage_key}")->{headers}{'content-disposition'} // '', qr/^attachment; filename="/,
+     'a PDF: attachment';
+my $bad = http(GET => "/v1/files/$d->{storage_key}", [Range => 'bytes=999999999-']);
+is $bad->{status}, 416, 'a range past the end: 416';
+
+# --- the avatar: into the bucket, the one it replaces out of it ----------------------------
+
+sub put_avatar { http(PUT => '/v1/me/avatar', [Authorization => "Bearer $ot", 'Content-Type' => 'image/png'], $_[0]) }
+sub avatar_key { (($_[0]{json}{user} // {})->{avatar_url} // '') =~ m{/v1/files/(\S+)$} ? $1 : '' }
+$r = put_avatar($PNG);
+is $r->{status}, 200, 'PUT /v1/me/avatar: 200' or diag diag_resp($r);
+my $a1 = avatar_key($r);
+like $a1, qr{^users/}, '... its key';
+is $s3->object($a1), $PNG, 'the avatar is in the bucket';
+is http(GET => "/v1/files/$a1")->{body}, $PNG, 'and served by the files route';
+$r = put_avatar($PNG);
+my $a2 = avatar_key($r);
+ok $a2 && $a2 ne $a1, 'a new avatar: a new key';
+is $s3->object($a2), $PNG, '... in the bucket';
+is $s3->object($a1), undef, 'the one it replaced: gone from the bucket';
+
+# --- delete -------------------------------------------------------------------------------
+
+$r = http(DELETE => "$base/$d->{asset_id}", [Authorization => "Bearer $ot"]);
+ok $r->{status} == 200 || $r->{status} == 204, 'the studio DELETE' or diag diag_resp($r), join("\n", grep { /error|crit|alert/ } error_log_lines());
+is $s3->object($d->{storage_key}), undef, 'the object is gone from the bucket';
+check_err(http(GET => "/v1/files/$d->{storage_key}"), 404, 'not_found', 'and the files route: 404');
+
+# --- the database refuses after the object was placed: the object removed ------------------
+
+my $plan = one("SELECT plan FROM workspaces WHERE id = '$wid'");
+Cms::Test::psql("INSERT INTO plans (name, storage_limit_bytes, upload_limit_bytes) VALUES ('s3-tiny', 1000, 100000)");
+Cms::Test::psql("UPDATE workspaces SET plan = 's3-tiny' WHERE id = '$wid'");
+my $q = reserved({ filename => 'pixel.png', content_type => 'image/png', size_bytes => 10 });
+$r = put_content($q->{asset_id}, $PNG . ("\0" x 2000));
+is $r->{status}, 413, 'finalize over the quota: 413' or diag diag_resp($r);
+is $s3->object($q->{storage_key}), undef, '... the object it placed is removed from the bucket';
+is one("SELECT status || ' ' || (finalizing_until IS NULL)::text FROM media_assets WHERE id = '$q->{asset_id}'"),
+   'pending true', '... the asset still pending, its claim released';
+Cms::Test::psql("UPDATE workspaces SET plan = '$plan' WHERE id = '$wid'");
+
+# --- a wrong secret: 503, nothing half-written ----------------------------------------------
+
+stop_nginx();
+start_nginx(storage => $s3->storage(secret => 'not-the-secret'), config => $s3->locations);
+my $w = reserved({ filename => 'pixel.png', content_type => 'image/png', size_bytes => 100 });
+$r = req(POST => "$base/$w->{asset_id}/finalize", $ot, { data_base64 => encode_base64($PNG, '') });
+check_err($r, 503, 'service_unavailable', 'finalize with a wrong secret: 503 in the JSON shape');
+is one("SELECT status FROM media_assets WHERE id = '$w->{asset_id}'"), 'pending', '... the asset still pending';
+is $s3->object($w->{storage_key}), undef, '... no object in the bucket';
+is_deeply [staged()], [], '... no staged file left';
+ok((grep { ($_->{refused} // '') eq 'SignatureDoesNotMatch' } @{$s3->requests}), 'the bucket refused the signature');
+check_err(http(GET => "/v1/files/$u->{storage_key}"), 503, 'service_unavailable', 'a read with a wrong secret: 503');
+
+done_testing();
