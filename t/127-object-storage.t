@@ -86,6 +86,7 @@ is $s3->object($u->{storage_key}), $PNG, 'the bucket holds the bytes at the key 
 my ($put) = grep { $_->{method} eq 'PUT' } @{$s3->requests};
 is(($put // {})->{payload}, Digest::SHA::sha256_hex($PNG), 'the PUT signed the payload\'s SHA-256, not UNSIGNED-PAYLOAD');
 is_deeply [staged()], [], 'nothing left in the stage folder';
+ok((grep { $_ eq $u->{storage_key} } @{$s3->keys("$wid/")}), 'the bucket lists the key');
 
 my $f = http(GET => "/v1/files/$u->{storage_key}");
 is $f->{status}, 200, 'GET /v1/files: 200 from the bucket' or diag diag_resp($f);
@@ -112,6 +113,18 @@ check_err(http(GET => "/v1/files/$wid/no-such-object.png"), 404, 'not_found', 'a
     like $miss->{headers}{'x-request-id'} // '', qr/^[0-9a-f]{32}$/, '... one X-Request-Id';
 }
 check_err(http(GET => "/v1/files/../etc/passwd.png"), 404, 'not_found', 'a refused key: 404, before the bucket');
+
+# --- the AWS SDK for JavaScript: what the module wrote, and what the SDK wrote -------------
+
+is $s3->sdk(get => $u->{storage_key}), $PNG, 'the official AWS SDK reads the module\'s object byte for byte';
+{
+    my $key = "$wid/from-the-sdk.png";
+    ok $s3->sdk(put => $key, $PNG . "sdk", 'image/png'), 'the SDK stores an object under a key the module knows';
+    my $x = http(GET => "/v1/files/$key");
+    is $x->{status}, 200, '... /v1/files serves it' or diag diag_resp($x);
+    is $x->{body}, $PNG . "sdk", '... byte for byte';
+    is $x->{headers}{'content-type'}, 'image/png', '... typed by its key';
+}
 
 # --- the raw body: PUT .../content, Range, attachment --------------------------------------
 

@@ -11,6 +11,9 @@ Cms::S3 - an S3-compatible server on loopback that checks every signature, for t
     start_nginx(storage => $s3->storage, config => $s3->locations);
     $s3->requests;                           # what it was asked, [{method, url, payload, status}]
     $s3->object('ws/key.png');               # the bytes it holds at a key, or undef
+    $s3->keys('ws/');                        # the keys under a prefix
+    $s3->sdk(get => 'ws/key.png');           # the same through the AWS SDK for JavaScript
+    $s3->sdk(put => 'ws/key.png', $bytes, 'image/png');
     $s3->stop;                               # also at exit
 
 =head1 DESCRIPTION
@@ -129,6 +132,38 @@ sub object {
     my $out = `curl -s -o - -w '\\n%{http_code}' --aws-sigv4 'aws:amz:$REGION:s3' --user '$KEY:$SECRET' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '$url'`;
     $out =~ s/\n(\d{3})\z// or die "curl: $out";
     return $1 eq '200' ? $out : undef;
+}
+
+# the keys the bucket holds under $prefix (ListObjectsV2 through curl's SigV4)
+sub keys {
+    my ($self, $prefix) = @_;
+    (my $q = $prefix) =~ s{([^A-Za-z0-9._~-])}{sprintf '%%%02X', ord $1}ge;
+    my $url = $self->endpoint . "/$BUCKET?list-type=2&max-keys=1000&prefix=$q";
+    my $out = `curl -s -o - --aws-sigv4 'aws:amz:$REGION:s3' --user '$KEY:$SECRET' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '$url'`;
+    die "ListObjectsV2: $out" unless $out =~ /<ListBucketResult/;
+    return [sort $out =~ m{<Key>([^<]+)</Key>}g];
+}
+
+# the AWS SDK for JavaScript: get (the bytes, or undef) or put an object
+sub sdk {
+    my ($self, $cmd, $key, $bytes, $type) = @_;
+    my $root = $ENV{TEST_CMS_ROOT};
+    local $ENV{NODE_NO_WARNINGS} = 1;    # the SDK's notice about Node.js 22
+    my @cmd = ('node', "$root/tools/node/s3-sdk.js", $cmd, '--endpoint', $self->endpoint,
+               '--bucket', $BUCKET, '--key', $KEY, '--secret', $SECRET, '--region', $REGION,
+               '--object', $key, (defined $type ? ('--type', $type) : ()));
+    if ($cmd eq 'put') {
+        open my $fh, '|-', @cmd or die "s3-sdk: $!";
+        binmode $fh;
+        print $fh $bytes;
+        close $fh;
+        return $? == 0;
+    }
+    open my $fh, '-|', @cmd or die "s3-sdk: $!";
+    binmode $fh;
+    my $out = do { local $/; <$fh> };
+    close $fh;
+    return $? == 0 ? $out : undef;
 }
 
 sub stop { $_[0]{svc}->stop }
