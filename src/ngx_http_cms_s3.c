@@ -20,38 +20,29 @@
 #include "cms_sigv4.h"
 
 
-/* an exchange of a subrequest, for its parent */
-typedef struct {
-    ngx_http_cms_s3_done_pt     done;
-    void                       *data;
-    ngx_str_t                   key;
-    ngx_uint_t                  status;
-} ngx_http_cms_s3_op_t;
-
-
 static ngx_int_t ngx_http_cms_s3_sign(ngx_http_request_t *r,
     ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
     const char *type, ngx_str_t *vars);
 static void ngx_http_cms_s3_set(ngx_http_request_t *r, ngx_str_t *vars);
-static const char *ngx_http_cms_s3_type(ngx_str_t *key);
-static ngx_int_t ngx_http_cms_s3_body(ngx_http_request_t *sr, u_char *path,
-    off_t size);
+static ngx_int_t ngx_http_cms_s3_body(ngx_http_request_t *sr,
+    ngx_http_cms_s3_op_t *op);
+static ngx_int_t ngx_http_cms_s3_last(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_s3_op_t *op);
 static ngx_int_t ngx_http_cms_s3_answered(ngx_http_request_t *sr,
     void *data, ngx_int_t rc);
 static void ngx_http_cms_s3_resume(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_s3_target(ngx_http_request_t *r,
     ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
     ngx_str_t *vars);
-static u_char *ngx_http_cms_s3_param(u_char *p, const char *name,
-    u_char *value, size_t len);
+
 static void ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf,
     cms_sigv4_scope_t *sc);
 
 
 static ngx_str_t  ngx_http_cms_s3_read_location = ngx_string("@cms_s3");
 static ngx_str_t  ngx_http_cms_s3_location = ngx_string("/_cms_s3");
-static ngx_str_t  ngx_http_cms_s3_put = ngx_string("PUT");
-static ngx_str_t  ngx_http_cms_s3_delete = ngx_string("DELETE");
+ngx_str_t  ngx_http_cms_s3_put = ngx_string("PUT");
+ngx_str_t  ngx_http_cms_s3_delete = ngx_string("DELETE");
 
 
 
@@ -134,35 +125,74 @@ ngx_http_cms_s3_status(ngx_http_request_t *r, ngx_uint_t status)
 
 /* writes and deletes */
 
-/* long: the op, the subrequest, its variables and body */
 ngx_int_t
 ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key, u_char *path,
     off_t size, u_char *sha256, ngx_http_cms_s3_done_pt done, void *data)
 {
-    ngx_str_t                    vars[NGX_HTTP_CMS_S3_VARS], *method;
-    const char                  *type;
-    ngx_http_request_t          *sr;
-    ngx_http_cms_ctx_t          *ctx;
-    ngx_http_cms_s3_op_t        *op;
-    ngx_http_post_subrequest_t  *ps;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
-    method = path ? &ngx_http_cms_s3_put : &ngx_http_cms_s3_delete;
-    type = path ? ngx_http_cms_s3_type(key) : NULL;
+    ngx_http_cms_s3_op_t  *op;
 
     op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_s3_op_t));
-    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
-
-    if (op == NULL || ps == NULL
-        || ngx_http_cms_s3_sign(r, method, key, NULL, sha256, type, vars)
-           != NGX_OK)
-    {
+    if (op == NULL) {
         return NGX_ERROR;
     }
 
     op->done = done;
     op->data = data;
     op->key = *key;
+    op->path = path;
+    op->size = size;
+
+    if (path == NULL) {
+        return ngx_http_cms_s3_exchange(r, op, &ngx_http_cms_s3_delete, NULL,
+                                        NULL, NULL, ngx_http_cms_s3_last);
+    }
+
+    if (ngx_http_cms_s3_multipart(r, op)) {
+        return ngx_http_cms_s3_parts(r, op);
+    }
+
+    op->body_len = size;
+
+    return ngx_http_cms_s3_exchange(r, op, &ngx_http_cms_s3_put, NULL, sha256,
+                                    ngx_http_cms_s3_type(key),
+                                    ngx_http_cms_s3_last);
+}
+
+
+/*
+ * One exchange with the bucket: "method" on the op's key (and "query"),
+ * its body the op's file range (body_off, body_len) or memory (body), a
+ * subrequest to "/_cms_s3"; then next(r, ctx, op) with op->status,
+ * op->answer and op->etag set.
+ */
+/* long: the signature, the subrequest, its variables and body */
+ngx_int_t
+ngx_http_cms_s3_exchange(ngx_http_request_t *r, ngx_http_cms_s3_op_t *op,
+    ngx_str_t *method, ngx_str_t *query, u_char *sha256, const char *type,
+    ngx_http_cms_s3_step_pt next)
+{
+    ngx_str_t                    vars[NGX_HTTP_CMS_S3_VARS];
+    ngx_http_request_t          *sr;
+    ngx_http_cms_ctx_t          *ctx;
+    ngx_http_post_subrequest_t  *ps;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
+
+    if (ps == NULL
+        || ngx_http_cms_s3_sign(r, method, &op->key, query, sha256, type,
+                                vars)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    op->method = *method;
+    op->next = next;
+    op->status = 0;
+    ngx_str_null(&op->answer);
+    ngx_str_null(&op->etag);
 
     ps->handler = ngx_http_cms_s3_answered;
     ps->data = op;
@@ -178,7 +208,7 @@ ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key, u_char *path,
     /* the subrequest has not run yet: its variables are set before */
     ngx_http_cms_s3_set(sr, vars);
 
-    if (ngx_http_cms_s3_body(sr, path, size) != NGX_OK) {
+    if (ngx_http_cms_s3_body(sr, op) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -189,10 +219,10 @@ ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key, u_char *path,
 }
 
 
-/* the staged file as the subrequest's body, or none */
+/* the staged file's range, the bytes in memory, or no body */
 /* long: the buffer, the file, its cleanup */
 static ngx_int_t
-ngx_http_cms_s3_body(ngx_http_request_t *sr, u_char *path, off_t size)
+ngx_http_cms_s3_body(ngx_http_request_t *sr, ngx_http_cms_s3_op_t *op)
 {
     ngx_buf_t                 *b;
     ngx_chain_t               *cl;
@@ -201,55 +231,61 @@ ngx_http_cms_s3_body(ngx_http_request_t *sr, u_char *path, off_t size)
     ngx_http_request_body_t   *rb;
 
     rb = ngx_pcalloc(sr->pool, sizeof(ngx_http_request_body_t));
-    if (rb == NULL) {
+    b = ngx_calloc_buf(sr->pool);
+    cl = ngx_alloc_chain_link(sr->pool);
+
+    if (rb == NULL || b == NULL || cl == NULL) {
         return NGX_ERROR;
     }
 
     sr->request_body = rb;
-    sr->headers_in.content_length_n = path ? size : 0;
+    sr->headers_in.content_length_n = op->body.len + op->body_len;
 
-    if (path == NULL || size == 0) {
+    cl->buf = b;
+    cl->next = NULL;
+    b->last_buf = 1;
+
+    if (op->body.len) {
+        b->pos = op->body.data;
+        b->last = op->body.data + op->body.len;
+        b->memory = 1;
+        rb->bufs = cl;
         return NGX_OK;
     }
 
-    b = ngx_calloc_buf(sr->pool);
-    cl = ngx_alloc_chain_link(sr->pool);
-    cln = ngx_pool_cleanup_add(sr->pool, sizeof(ngx_pool_cleanup_file_t));
-
-    if (b == NULL || cl == NULL || cln == NULL) {
-        return NGX_ERROR;
+    if (op->body_len == 0) {
+        return NGX_OK;
     }
 
+    cln = ngx_pool_cleanup_add(sr->pool, sizeof(ngx_pool_cleanup_file_t));
     b->file = ngx_pcalloc(sr->pool, sizeof(ngx_file_t));
-    if (b->file == NULL) {
+
+    if (cln == NULL || b->file == NULL) {
         return NGX_ERROR;
     }
 
     /* a plain open of a file this request staged, as files.c's reads */
-    b->file->fd = ngx_open_file(path, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+    b->file->fd = ngx_open_file(op->path, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
 
     if (b->file->fd == NGX_INVALID_FILE) {
         ngx_log_error(NGX_LOG_CRIT, sr->connection->log, ngx_errno,
-                      ngx_open_file_n " \"%s\" failed", path);
+                      ngx_open_file_n " \"%s\" failed", op->path);
         return NGX_ERROR;
     }
 
     clnf = cln->data;
     clnf->fd = b->file->fd;
-    clnf->name = path;
+    clnf->name = op->path;
     clnf->log = sr->connection->log;
     cln->handler = ngx_pool_cleanup_file;
 
-    b->file->name.data = path;
-    b->file->name.len = ngx_strlen(path);
+    b->file->name.data = op->path;
+    b->file->name.len = ngx_strlen(op->path);
     b->file->log = sr->connection->log;
     b->in_file = 1;
-    b->file_pos = 0;
-    b->file_last = size;
-    b->last_buf = 1;
+    b->file_pos = op->body_off;
+    b->file_last = op->body_off + op->body_len;
 
-    cl->buf = b;
-    cl->next = NULL;
     rb->bufs = cl;
 
     return NGX_OK;
@@ -266,19 +302,23 @@ ngx_http_cms_s3_answered(ngx_http_request_t *sr, void *data, ngx_int_t rc)
 
     op->status = (rc == NGX_OK) ? sr->headers_out.status : 0;
 
-    if (op->status < 200 || op->status > 299) {
-        n = 0;
+    if (sr->out && sr->out->buf) {
+        op->answer.data = sr->out->buf->pos;
+        op->answer.len = sr->out->buf->last - sr->out->buf->pos;
+    }
 
-        if (sr->out && sr->out->buf) {
-            n = ngx_min((size_t) (sr->out->buf->last - sr->out->buf->pos),
-                        300);
-        }
+    if (sr->headers_out.etag) {
+        op->etag = sr->headers_out.etag->value;
+    }
+
+    if (op->status < 200 || op->status > 299) {
+        n = ngx_min(op->answer.len, 300);
 
         /* the bucket's error names its code: SignatureDoesNotMatch... */
         ngx_log_error(NGX_LOG_ERR, sr->connection->log, 0,
                       "cms: the bucket answered %ui to \"%V %V\"%s%*s",
-                      op->status, &sr->method_name, &op->key,
-                      n ? ": " : "", n, n ? sr->out->buf->pos : NULL);
+                      op->status, &op->method, &op->key,
+                      n ? ": " : "", n, op->answer.data);
     }
 
     return NGX_OK;
@@ -297,12 +337,21 @@ ngx_http_cms_s3_resume(ngx_http_request_t *r)
 
     r->write_event_handler = ngx_http_request_empty_handler;
 
-    ctx->finish(r, op->done(r, ctx, op->data, op->status));
+    ctx->finish(r, op->next(r, ctx, op));
+}
+
+
+/* the last exchange: the caller's turn */
+static ngx_int_t
+ngx_http_cms_s3_last(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_s3_op_t *op)
+{
+    return op->done(r, ctx, op->data, op->status);
 }
 
 
 /* the Content-Type an object is stored with: its key's extension's */
-static const char *
+const char *
 ngx_http_cms_s3_type(ngx_str_t *key)
 {
     cms_filekey_t  k;
@@ -500,7 +549,7 @@ ngx_http_cms_s3_set(ngx_http_request_t *r, ngx_str_t *vars)
 
 /* "name" then value[0 .. len) as a query value: RFC 3986's unreserved
    bytes kept, the rest %XX; p has room for three bytes each */
-static u_char *
+u_char *
 ngx_http_cms_s3_param(u_char *p, const char *name, u_char *value, size_t len)
 {
     static const u_char  hex[] = "0123456789ABCDEF";

@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_cms_s3_origin(ngx_conf_t *cf,
     ngx_http_cms_s3_conf_t *scf, cms_url_t *u, ngx_uint_t path_style);
 static ngx_int_t ngx_http_cms_s3_names(ngx_conf_t *cf,
     ngx_http_cms_s3_conf_t *scf);
+static ngx_int_t ngx_http_cms_s3_sizes(ngx_conf_t *cf,
+    ngx_http_cms_s3_conf_t *scf);
 static ngx_int_t ngx_http_cms_s3_read_credentials(ngx_conf_t *cf,
     ngx_http_cms_s3_conf_t *scf);
 static ngx_int_t ngx_http_cms_s3_credential(ngx_conf_t *cf, u_char *line,
@@ -56,6 +58,10 @@ static const ngx_http_cms_param_t  ngx_http_cms_s3_params[] = {
       offsetof(ngx_http_cms_s3_conf_t, prefix) },
     { ngx_string("base_url="), NGX_HTTP_CMS_PARAM_STRING,
       offsetof(ngx_http_cms_s3_conf_t, base_url) },
+    { ngx_string("multipart="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_s3_conf_t, multipart_text) },
+    { ngx_string("part_size="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_s3_conf_t, part_text) },
     { ngx_null_string, 0, 0 }
 };
 
@@ -104,6 +110,7 @@ ngx_http_cms_s3_conf(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
     }
 
     if (ngx_http_cms_s3_names(cf, scf) != NGX_OK
+        || ngx_http_cms_s3_sizes(cf, scf) != NGX_OK
         || ngx_http_cms_s3_endpoint(cf, scf) != NGX_OK
         || ngx_http_cms_s3_read_credentials(cf, scf) != NGX_OK)
     {
@@ -213,6 +220,40 @@ ngx_http_cms_s3_names(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "cms_storage s3: \"path_style=%V\" is neither "
                            "\"on\" nor \"off\"", &scf->path_style);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * multipart= (objects above it go in parts; default 64m) and part_size=
+ * (8m by default; S3 takes parts of 5 MiB or more, and 10,000 parts at
+ * most: 80 GiB objects at 8 MiB)
+ */
+static ngx_int_t
+ngx_http_cms_s3_sizes(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
+{
+    scf->multipart = 64 * 1024 * 1024;
+    scf->part_size = 8 * 1024 * 1024;
+
+    if (scf->multipart_text.len) {
+        scf->multipart = ngx_parse_offset(&scf->multipart_text);
+    }
+
+    if (scf->part_text.len) {
+        scf->part_size = ngx_parse_offset(&scf->part_text);
+    }
+
+    if (scf->multipart == NGX_ERROR || scf->part_size == NGX_ERROR
+        || scf->part_size < 5 * 1024 * 1024
+        || scf->multipart < scf->part_size)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_storage s3: \"part_size=\" is a size of "
+                           "5m or more, and \"multipart=\" one of at least "
+                           "part_size=");
         return NGX_ERROR;
     }
 

@@ -13,6 +13,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_s3.h"
 #include "cms_sigv4.h"
 
 
@@ -41,6 +42,8 @@ struct ngx_http_cms_s3_conf_s {
     ngx_str_t                   path_style;
     ngx_str_t                   prefix;
     ngx_str_t                   base_url;
+    ngx_str_t                   multipart_text;
+    ngx_str_t                   part_text;
 
     /* derived */
     ngx_str_t                   origin;     /* "http://host:port" */
@@ -50,12 +53,69 @@ struct ngx_http_cms_s3_conf_s {
     ngx_str_t                   key_id;
     ngx_str_t                   secret;
     ngx_str_t                   token;
+    off_t                       multipart;  /* objects above: in parts */
+    off_t                       part_size;
     cms_sigv4_cache_t           cache;
+};
+
+
+typedef struct ngx_http_cms_s3_op_s  ngx_http_cms_s3_op_t;
+
+/* after an exchange, from its parent request's event handler */
+typedef ngx_int_t (*ngx_http_cms_s3_step_pt)(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_s3_op_t *op);
+
+
+/* a write or a delete: its exchanges one after the other */
+struct ngx_http_cms_s3_op_s {
+    ngx_http_cms_s3_done_pt     done;        /* the caller's, at the end */
+    void                       *data;
+    ngx_str_t                   key;
+    u_char                     *path;        /* the staged file */
+    off_t                       size;
+
+    /* the exchange in flight: its body and what it got */
+    ngx_str_t                   method;
+    ngx_http_cms_s3_step_pt     next;
+    off_t                       body_off;    /* a range of the file */
+    off_t                       body_len;
+    ngx_str_t                   body;        /* or bytes in memory */
+    ngx_uint_t                  status;      /* 0: no answer */
+    ngx_str_t                   answer;      /* its body (bounded) */
+    ngx_str_t                   etag;
+
+    /* a multipart upload (ngx_http_cms_s3_multipart.c) */
+    ngx_uint_t                  parts;
+    ngx_uint_t                  part;        /* the one in flight, from 1 */
+    u_char                     *hashes;      /* 64 hex digits a part */
+    ngx_str_t                   upload_id;
+    ngx_str_t                  *etags;
+    ngx_uint_t                  failed;      /* reported after the abort */
 };
 
 
 /* the variables' indexes (ngx_http_cms_s3_conf.c) */
 extern ngx_int_t  ngx_http_cms_s3_index[NGX_HTTP_CMS_S3_VARS];
+
+
+extern ngx_str_t  ngx_http_cms_s3_put;
+extern ngx_str_t  ngx_http_cms_s3_delete;
+
+/* one exchange of "op" with the bucket (ngx_http_cms_s3.c) */
+ngx_int_t ngx_http_cms_s3_exchange(ngx_http_request_t *r,
+    ngx_http_cms_s3_op_t *op, ngx_str_t *method, ngx_str_t *query,
+    u_char *sha256, const char *type, ngx_http_cms_s3_step_pt next);
+
+/* the Content-Type of "key"; "name" then a value escaped for a query */
+const char *ngx_http_cms_s3_type(ngx_str_t *key);
+u_char *ngx_http_cms_s3_param(u_char *p, const char *name, u_char *value,
+    size_t len);
+
+/* whether op's object goes in parts; the multipart upload started */
+ngx_uint_t ngx_http_cms_s3_multipart(ngx_http_request_t *r,
+    ngx_http_cms_s3_op_t *op);
+ngx_int_t ngx_http_cms_s3_parts(ngx_http_request_t *r,
+    ngx_http_cms_s3_op_t *op);
 
 
 #endif /* _NGX_HTTP_CMS_S3_INT_H_INCLUDED_ */

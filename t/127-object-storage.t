@@ -52,6 +52,10 @@ my $dir = $s3->dir;
     is $t->{rc}, 0, '... and a prefix' or diag $t->{out};
     $t = nginx_test(storage => $s3->storage(prefix => '/media'), config => $s3->locations);
     isnt $t->{rc}, 0, 'nginx -t refuses a prefix that starts with "/" or does not end with one';
+    $t = nginx_test(storage => $s3->storage(part_size => '1m'), config => $s3->locations);
+    isnt $t->{rc}, 0, 'nginx -t refuses parts under 5 MiB (S3\'s least)';
+    $t = nginx_test(storage => $s3->storage(multipart => '6m', part_size => '8m'), config => $s3->locations);
+    isnt $t->{rc}, 0, '... and multipart= under part_size=';
 }
 
 start_nginx(storage => $s3->storage, config => $s3->locations);
@@ -176,6 +180,46 @@ is $s3->object($q->{storage_key}), undef, '... the object it placed is removed f
 is one("SELECT status || ' ' || (finalizing_until IS NULL)::text FROM media_assets WHERE id = '$q->{asset_id}'"),
    'pending true', '... the asset still pending, its claim released';
 Cms::Test::psql("UPDATE workspaces SET plan = '$plan' WHERE id = '$wid'");
+
+# --- multipart: above multipart=, parts of part_size= --------------------------------------
+
+stop_nginx();
+start_nginx(storage => $s3->storage(multipart => '10m', part_size => '5m'), config => $s3->locations,
+            http_config => 'cms_upload_max_size 64m;');
+Cms::Test::psql("INSERT INTO plans (name, storage_limit_bytes, upload_limit_bytes) VALUES ('s3-big', 1073741824, 104857600)");
+Cms::Test::psql("UPDATE workspaces SET plan = 's3-big' WHERE id = '$wid'");
+my $BIG = "%PDF-1.4\n" . join('', map { sprintf("%08d\n", $_) } 1 .. (23 * 1024 * 1024 / 9));
+my $mp = reserved({ filename => 'big.pdf', content_type => 'application/pdf', type => 'file', size_bytes => length $BIG });
+my $before = @{$s3->requests};
+$r = put_content($mp->{asset_id}, $BIG);
+is $r->{status}, 200, 'PUT content of 23 MiB: 200' or diag diag_resp($r), join("\n", grep { /bucket|error|crit/ } error_log_lines());
+my @seen = @{$s3->requests}[$before .. $#{$s3->requests}];
+my @parts = grep { $_->{method} eq 'PUT' && $_->{url} =~ /[?&]partNumber=\d+/ } @seen;
+ok((grep { $_->{method} eq 'POST' && $_->{url} =~ /\?uploads=?$/ } @seen), 'the bucket saw a multipart upload begin');
+is scalar(@parts), 5, '... five parts of 5 MiB (the last 3 MiB)';
+ok !(grep { ($_->{payload} // '') eq 'UNSIGNED-PAYLOAD' } @parts), '... each part\'s SHA-256 signed';
+ok((grep { $_->{method} eq 'POST' && $_->{url} =~ /\?uploadId=/ && $_->{status} == 200 } @seen), '... and complete');
+is_deeply $s3->open_uploads, [], '... leaving no upload open';
+is Digest::SHA::sha256_hex($s3->sdk(get => $mp->{storage_key}) // ''), Digest::SHA::sha256_hex($BIG),
+   'the object is the bytes sent (read with the AWS SDK)';
+my $across = http(GET => "/v1/files/$mp->{storage_key}", [Range => 'bytes=5242870-5242889']);
+is $across->{body}, substr($BIG, 5242870, 20), 'a range across two parts';
+
+# a part the bucket refuses: the upload aborted, no object, no parts kept
+$s3->refuse_part(3);
+my $mp2 = reserved({ filename => 'big.pdf', content_type => 'application/pdf', type => 'file', size_bytes => length $BIG });
+$before = @{$s3->requests};
+$r = put_content($mp2->{asset_id}, $BIG);
+$s3->refuse_part(undef);
+check_err($r, 503, 'service_unavailable', 'part 3 refused by the bucket: 503');
+@seen = @{$s3->requests}[$before .. $#{$s3->requests}];
+ok((grep { $_->{method} eq 'DELETE' && $_->{url} =~ /\?uploadId=/ && $_->{status} == 204 } @seen),
+   '... the multipart upload aborted (its parts gone)');
+ok !(grep { $_->{url} =~ /partNumber=4/ } @seen), '... no part sent after the refused one';
+is_deeply $s3->open_uploads, [], '... the bucket keeps no upload begun (no orphan parts)';
+is $s3->object($mp2->{storage_key}), undef, '... no object';
+is one("SELECT status FROM media_assets WHERE id = '$mp2->{asset_id}'"), 'pending', '... the asset still pending';
+is_deeply [staged()], [], '... no staged file left';
 
 # --- a wrong secret: 503, nothing half-written ----------------------------------------------
 

@@ -5,7 +5,8 @@
 // independently of the module's (src/lib/cms_sigv4.c), so that the two meet only on
 // the wire: a header signature (Authorization) or a presigned URL (X-Amz-Signature),
 // the key id, region, service and date checked, the time within 15 minutes (or the
-// presigned URL's lifetime), anonymous requests refused (a private bucket). Each
+// presigned URL's lifetime), anonymous requests refused (a private bucket); and
+// AbortMultipartUpload, which s3rver lacks. Each
 // request is appended to --log as a JSON line (method, path, query, the signed
 // payload hash, status) for the tests to read.
 //
@@ -135,13 +136,42 @@ const server = new S3rver({
 const xml = (code, message) => '<?xml version="1.0" encoding="UTF-8"?>\n'
     + `<Error><Code>${code}</Code><Message>${message.replace(/[<>&]/g, '')}</Message></Error>`;
 
+// a test's fault: while <dir>.refuse-part holds N, part N of every multipart upload is
+// answered 500 (the bucket failing halfway)
+function refused(ctx) {
+    const f = `${opt.dir}.refuse-part`;
+    if (ctx.method !== 'PUT' || !fs.existsSync(f)) { return false; }
+    const n = fs.readFileSync(f, 'utf8').trim();
+    return new URLSearchParams(ctx.url.split('?')[1] || '').get('partNumber') === n;
+}
+
 // first of all: s3rver's own stack only sees signed requests
 server.middleware.unshift(async (ctx, next) => {
     const entry = { method: ctx.method, url: ctx.url };
     try {
         const v = verify(ctx.req);
         entry.payload = v.payload;
-        await next();
+        const abort = ctx.method === 'DELETE' && /[?&]uploadId=/.test(ctx.url);
+        if (abort) {
+            // AbortMultipartUpload, which s3rver lacks: the upload's parts removed
+            const id = new URLSearchParams(ctx.url.split('?')[1]).get('uploadId');
+            const dir = `${server.store.getResourcePath(opt.bucket, undefined, 'uploads')}/${id}`;
+            if (!/^[A-Za-z0-9._-]+$/.test(id) || !fs.existsSync(dir)) {
+                ctx.status = 404;
+                ctx.type = 'application/xml';
+                ctx.body = xml('NoSuchUpload', 'The specified upload does not exist.');
+            } else {
+                fs.rmSync(dir, { recursive: true, force: true });
+                ctx.status = 204;
+            }
+        } else if (refused(ctx)) {
+            ctx.status = 500;
+            ctx.type = 'application/xml';
+            ctx.body = xml('InternalError', 'We encountered an internal error. Please try again.');
+            entry.refused = 'InternalError';
+        } else {
+            await next();
+        }
     } catch (e) {
         if (!(e instanceof Refused)) { throw e; }
         ctx.status = e.code === 'InvalidRequest' || e.code === 'AuthorizationHeaderMalformed' ? 400 : 403;

@@ -113,6 +113,7 @@ $headers
             proxy_method \$cms_s3_method;
             proxy_set_header Content-Type \$cms_s3_content_type;
 $headers
+            client_max_body_size 0;
             subrequest_output_buffer_size 16k;
         }
 EOF
@@ -142,6 +143,22 @@ sub keys {
     my $out = `curl -s -o - --aws-sigv4 'aws:amz:$REGION:s3' --user '$KEY:$SECRET' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '$url'`;
     die "ListObjectsV2: $out" unless $out =~ /<ListBucketResult/;
     return [sort $out =~ m{<Key>([^<]+)</Key>}g];
+}
+
+# part $n of every multipart upload answered 500 from now on; undef: none
+sub refuse_part {
+    my ($self, $n) = @_;
+    my $f = "$self->{dir}/data.refuse-part";
+    return unlink $f unless defined $n;
+    open my $fh, '>', $f or die "$f: $!";
+    print $fh "$n\n";
+    close $fh;
+}
+
+# the multipart uploads begun and neither completed nor aborted (s3rver's folder of them)
+sub open_uploads {
+    my $self = shift;
+    return [map { s{.*/}{}r } grep { -d } glob("$self->{dir}/data/$BUCKET/._S3rver_uploads/*")];
 }
 
 # the AWS SDK for JavaScript: get (the bytes, or undef) or put an object
