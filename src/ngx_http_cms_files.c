@@ -79,6 +79,8 @@ static ngx_str_t  ngx_http_cms_files_cache =
     ngx_string("public, max-age=31536000, immutable");
 static ngx_str_t  ngx_http_cms_files_disposition_name =
     ngx_string("Content-Disposition");
+static ngx_str_t  ngx_http_cms_files_location_name = ngx_string("Location");
+static ngx_str_t  ngx_http_cms_files_no_store = ngx_string("no-store");
 
 
 /* long: the key's checks, then the bucket or the folder */
@@ -412,15 +414,18 @@ ngx_http_cms_files_disposition(ngx_http_request_t *r, ngx_str_t *key,
 
 /*
  * From the bucket (cms_storage s3): the request jumps to "@cms_s3" with
- * the id; the type, caching and disposition go as the bucket's
- * response-* overrides, so that they come on its 200, 206 and 304 alone
- * (a 404 or a 503 must not be kept for a year).
+ * the id, or (reads=redirect) is redirected to a presigned URL; the type,
+ * caching and disposition go as the bucket's response-* overrides, so
+ * that they come on its 200, 206 and 304 alone (a 404 or a 503 must not
+ * be kept for a year).
  */
+/* long: the headers, the read, then a redirect's answer */
 static ngx_int_t
 ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *key, cms_filekey_t *k)
 {
-    ngx_str_t    id, disposition;
+    ngx_int_t    rc;
+    ngx_str_t    id, disposition, location, empty = ngx_null_string;
     const char  *type;
 
     type = cms_mime_ext_type((const char *) key->data + k->ext, k->ext_len);
@@ -435,8 +440,26 @@ ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
-    return ngx_http_cms_s3_read(r, key, type, &ngx_http_cms_files_cache,
-                                &disposition);
+    rc = ngx_http_cms_s3_read(r, key, type, &ngx_http_cms_files_cache,
+                              &disposition, &location);
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    /* reads=redirect: to the bucket (its CDN), for as long as the URL
+       lives, no longer; HEAD alike */
+    if (ngx_http_cms_header_add(r, &ngx_http_cms_files_location_name,
+                                &location)
+        != NGX_OK
+        || ngx_http_cms_header_add(r, &ngx_http_cms_files_cache_name,
+                                   &ngx_http_cms_files_no_store)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send(r, NGX_HTTP_TEMPORARY_REDIRECT, &empty);
 }
 
 

@@ -37,6 +37,9 @@ static ngx_int_t ngx_http_cms_s3_target(ngx_http_request_t *r,
 
 static void ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf,
     cms_sigv4_scope_t *sc);
+static ngx_int_t ngx_http_cms_s3_presign(ngx_http_request_t *r,
+    ngx_http_cms_s3_conf_t *scf, ngx_str_t *key, ngx_str_t *query,
+    ngx_str_t *url);
 
 
 static ngx_str_t  ngx_http_cms_s3_read_location = ngx_string("@cms_s3");
@@ -48,10 +51,13 @@ ngx_str_t  ngx_http_cms_s3_delete = ngx_string("DELETE");
 
 /* reads */
 
+/* long: the overrides, then a presigned URL or the jump */
 ngx_int_t
 ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
-    ngx_str_t *cache, ngx_str_t *disposition)
+    ngx_str_t *cache, ngx_str_t *disposition, ngx_str_t *location)
 {
+    ngx_http_cms_s3_conf_t  *scf;
+
     u_char     *p;
     size_t      n;
     ngx_str_t   query, vars[NGX_HTTP_CMS_S3_VARS];
@@ -79,6 +85,13 @@ ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
     p = ngx_http_cms_s3_param(p, "&response-content-type=", (u_char *) type,
                               n);
     query.len = p - query.data;
+
+    scf = ((ngx_http_cms_main_conf_t *)
+           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
+
+    if (scf->redirect) {
+        return ngx_http_cms_s3_presign(r, scf, key, &query, location);
+    }
 
     if (ngx_http_cms_s3_sign(r, &r->method_name, key, &query, NULL, NULL,
                              vars)
@@ -120,6 +133,79 @@ ngx_http_cms_s3_status(ngx_http_request_t *r, ngx_uint_t status)
                   status, &r->uri);
 
     return NGX_HTTP_SERVICE_UNAVAILABLE;
+}
+
+
+/* reads=redirect: the object's URL signed in its query, for expires= */
+/* long: the request, the query's size, then the URL written */
+static ngx_int_t
+ngx_http_cms_s3_presign(ngx_http_request_t *r, ngx_http_cms_s3_conf_t *scf,
+    ngx_str_t *key, ngx_str_t *query, ngx_str_t *url)
+{
+    int                   rc;
+    u_char               *p;
+    size_t                size, path;
+    cms_sigv4_scope_t     sc;
+    cms_sigv4_header_t    h;
+    cms_sigv4_request_t   rq;
+
+    path = scf->root.len + key->len;
+
+    url->data = ngx_pnalloc(r->pool, scf->origin.len + path + 1);
+    if (url->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_cpymem(url->data, scf->origin.data, scf->origin.len);
+    p = ngx_cpymem(p, scf->root.data, scf->root.len);
+    p = ngx_cpymem(p, key->data, key->len);
+
+    h.name = "host";
+    h.name_len = 4;
+    h.value = (const char *) scf->host.data;
+    h.value_len = scf->host.len;
+
+    ngx_memzero(&rq, sizeof(cms_sigv4_request_t));
+    rq.method = (const char *) r->method_name.data;
+    rq.method_len = r->method_name.len;
+    rq.path = (const char *) url->data + scf->origin.len;
+    rq.path_len = path;
+    rq.query = (const char *) query->data;
+    rq.query_len = query->len;
+    rq.headers = &h;
+    rq.nheaders = 1;
+    rq.flags = CMS_SIGV4_S3;
+    rq.expires = (unsigned) (scf->expires / 1000);
+
+    ngx_http_cms_s3_scope(scf, &sc);
+
+    rc = cms_sigv4_size(&rq, &sc, CMS_SIGV4_PRESIGNED_QUERY, &size);
+
+    if (rc == CMS_SIGV4_OK) {
+        /* the path copied again, then "?" and the signed query */
+        p = ngx_pnalloc(r->pool, scf->origin.len + path + 1 + size);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(p, url->data, scf->origin.len + path);
+        url->data = p;
+        p += scf->origin.len + path;
+        *p++ = '?';
+
+        rc = cms_sigv4_text(&rq, &sc, CMS_SIGV4_PRESIGNED_QUERY, (char *) p,
+                            size);
+        url->len = scf->origin.len + path + size;
+    }
+
+    if (rc != CMS_SIGV4_OK) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "cms: presigning \"%V\" failed: %s", key,
+                      cms_sigv4_error(rc));
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
 }
 
 

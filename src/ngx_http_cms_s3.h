@@ -52,14 +52,16 @@ char *ngx_http_cms_s3_conf(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf);
 ngx_int_t ngx_http_cms_s3_add_variables(ngx_conf_t *cf);
 
 /*
- * GET or HEAD of "key" (checked by the caller) from the bucket through
- * "@cms_s3", answered with Content-Type "type", Cache-Control "cache" and
- * Content-Disposition "disposition" (none when empty): the request goes
- * on there.  NGX_DONE (the pipeline's reference handed over), or
+ * GET or HEAD of "key" (checked by the caller) from the bucket, answered
+ * with Content-Type "type", Cache-Control "cache" and Content-Disposition
+ * "disposition" (none when empty).  Through "@cms_s3": NGX_DONE, the
+ * request goes on there (the pipeline's reference handed over).  With
+ * reads=redirect: NGX_OK and *location the presigned URL to redirect to.
  * NGX_ERROR before anything happened.
  */
 ngx_int_t ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key,
-    const char *type, ngx_str_t *cache, ngx_str_t *disposition);
+    const char *type, ngx_str_t *cache, ngx_str_t *disposition,
+    ngx_str_t *location);
 
 /*
  * The status a read of the bucket answers with, for an error the bucket

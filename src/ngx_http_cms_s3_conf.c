@@ -62,6 +62,10 @@ static const ngx_http_cms_param_t  ngx_http_cms_s3_params[] = {
       offsetof(ngx_http_cms_s3_conf_t, multipart_text) },
     { ngx_string("part_size="), NGX_HTTP_CMS_PARAM_STRING,
       offsetof(ngx_http_cms_s3_conf_t, part_text) },
+    { ngx_string("reads="), NGX_HTTP_CMS_PARAM_STRING,
+      offsetof(ngx_http_cms_s3_conf_t, reads) },
+    { ngx_string("expires="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_s3_conf_t, expires) },
     { ngx_null_string, 0, 0 }
 };
 
@@ -91,6 +95,8 @@ ngx_http_cms_s3_conf(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
     if (scf == NULL) {
         return NGX_CONF_ERROR;
     }
+
+    scf->expires = NGX_CONF_UNSET_MSEC;
 
     if (ngx_http_cms_conf_params(cf, "cms_storage s3", 2,
                                  ngx_http_cms_s3_params, scf)
@@ -228,10 +234,12 @@ ngx_http_cms_s3_names(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
 
 
 /*
- * multipart= (objects above it go in parts; default 64m) and part_size=
+ * reads= and expires=; multipart= (objects above it go in parts; default
+ * 64m) and part_size=
  * (8m by default; S3 takes parts of 5 MiB or more, and 10,000 parts at
  * most: 80 GiB objects at 8 MiB)
  */
+/* long: two pairs of parameters, each pair with its message */
 static ngx_int_t
 ngx_http_cms_s3_sizes(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
 {
@@ -244,6 +252,25 @@ ngx_http_cms_s3_sizes(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
 
     if (scf->part_text.len) {
         scf->part_size = ngx_parse_offset(&scf->part_text);
+    }
+
+    /* reads=proxy (through @cms_s3) or redirect (to a presigned URL,
+       valid expires=, 5m by default, 7 days at most) */
+    scf->redirect = (scf->reads.len == 8
+                     && ngx_strncmp(scf->reads.data, "redirect", 8) == 0);
+    ngx_conf_init_msec_value(scf->expires, 300000);
+
+    if ((scf->reads.len && !scf->redirect
+         && (scf->reads.len != 5
+             || ngx_strncmp(scf->reads.data, "proxy", 5) != 0))
+        || scf->expires < 1000
+        || scf->expires > (ngx_msec_t) CMS_SIGV4_EXPIRES_MAX * 1000)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "cms_storage s3: \"reads=\" is \"proxy\" or "
+                           "\"redirect\", and \"expires=\" a time of 1s to "
+                           "7d");
+        return NGX_ERROR;
     }
 
     if (scf->multipart == NGX_ERROR || scf->part_size == NGX_ERROR

@@ -44,6 +44,8 @@ struct ngx_http_cms_s3_conf_s {
     ngx_str_t                   base_url;
     ngx_str_t                   multipart_text;
     ngx_str_t                   part_text;
+    ngx_str_t                   reads;      /* "proxy" or "redirect" */
+    ngx_msec_t                  expires;    /* a presigned URL's life */
 
     /* derived */
     ngx_str_t                   origin;     /* "http://host:port" */
@@ -55,6 +57,7 @@ struct ngx_http_cms_s3_conf_s {
     ngx_str_t                   token;
     off_t                       multipart;  /* objects above: in parts */
     off_t                       part_size;
+    ngx_uint_t                  redirect;   /* reads=redirect */
     cms_sigv4_cache_t           cache;
 };
 

@@ -15,6 +15,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::S3;
+use Cms::Hosts qw(start_host_b stop_host_b host_b_port host_b_errors at);
 use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace);
 use Digest::SHA ();
 use MIME::Base64 qw(encode_base64);
@@ -58,7 +59,8 @@ my $dir = $s3->dir;
     isnt $t->{rc}, 0, '... and multipart= under part_size=';
 }
 
-start_nginx(storage => $s3->storage, config => $s3->locations);
+set_conf_defaults(storage => $s3->storage, config => $s3->locations);
+start_nginx();
 
 my $owner = signup();
 my $ot = $owner->{token};
@@ -161,6 +163,25 @@ ok $a2 && $a2 ne $a1, 'a new avatar: a new key';
 is $s3->object($a2), $PNG, '... in the bucket';
 is $s3->object($a1), undef, 'the one it replaced: gone from the bucket';
 
+# --- two hosts, one bucket: what A stored B serves, what B deleted A no longer serves ------
+
+start_host_b();
+my $B = host_b_port();
+{
+    my $t = reserved({ filename => 'two.png', content_type => 'image/png', size_bytes => 100 });
+    $r = req(POST => "$base/$t->{asset_id}/finalize", $ot, { data_base64 => encode_base64($PNG . "two", '') });
+    is $r->{status}, 200, 'host A stores an upload' or diag diag_resp($r);
+    my $x = at($B, GET => "/v1/files/$t->{storage_key}");
+    is $x->{status}, 200, 'host B serves it from the bucket' or diag diag_resp($x);
+    is $x->{body}, $PNG . "two", '... the bytes';
+    $x = at($B, DELETE => "$base/$t->{asset_id}", $ot);
+    is $x->{status}, 204, 'host B deletes it' or diag diag_resp($x);
+    check_err(http(GET => "/v1/files/$t->{storage_key}"), 404, 'not_found',
+              'host A no longer serves it (no proxy_cache here: at once)');
+    is_deeply [host_b_errors()], [], 'host B logged no [alert], [crit] or [emerg]';
+}
+stop_host_b();
+
 # --- delete -------------------------------------------------------------------------------
 
 $r = http(DELETE => "$base/$d->{asset_id}", [Authorization => "Bearer $ot"]);
@@ -180,6 +201,31 @@ is $s3->object($q->{storage_key}), undef, '... the object it placed is removed f
 is one("SELECT status || ' ' || (finalizing_until IS NULL)::text FROM media_assets WHERE id = '$q->{asset_id}'"),
    'pending true', '... the asset still pending, its claim released';
 Cms::Test::psql("UPDATE workspaces SET plan = '$plan' WHERE id = '$wid'");
+
+# --- reads=redirect: a presigned URL instead of the proxy -----------------------------------
+
+stop_nginx();
+start_nginx(storage => $s3->storage(reads => 'redirect', expires => '2m'));
+{
+    my $x = http(GET => "/v1/files/$u->{storage_key}");
+    is $x->{status}, 307, 'reads=redirect: 307' or diag diag_resp($x);
+    my $loc = $x->{headers}{location} // '';
+    like $loc, qr{^\Q@{[$s3->endpoint]}\E/media/\Q$u->{storage_key}\E\?.*X-Amz-Signature=[0-9a-f]{64}},
+         '... to the object\'s presigned URL';
+    like $loc, qr/X-Amz-Expires=120(&|$)/, '... valid for expires= (2m)';
+    is $x->{headers}{'cache-control'}, 'no-store', '... kept by no cache beyond the URL\'s life';
+    is $x->{headers}{'x-content-type-options'}, 'nosniff', '... nosniff';
+    my $got = `curl -s -D - -o - '$loc'`;
+    like $got, qr{^HTTP/1\.1 200}, 'the presigned URL: 200 from the bucket (its signature checked)';
+    like $got, qr{^Content-Type: image/png\r?$}mi, '... typed by the key';
+    like $got, qr{^Cache-Control: public, max-age=31536000, immutable\r?$}mi, '... immutable';
+    ok index($got, $PNG) > 0, '... the bytes';
+    (my $bad = $loc) =~ s/(X-Amz-Signature=[0-9a-f])/$1 eq 'X-Amz-Signature=0' ? 'X-Amz-Signature=1' : 'X-Amz-Signature=0'/e;
+    like `curl -s -D - -o /dev/null '$bad'`, qr{^HTTP/1\.1 403}, 'a tampered signature: 403 from the bucket';
+    (my $other = $loc) =~ s{\Q$u->{storage_key}\E}{$d->{storage_key}};
+    like `curl -s -D - -o /dev/null '$other'`, qr{^HTTP/1\.1 403}, 'the URL for another key: 403';
+    is http(HEAD => "/v1/files/$u->{storage_key}")->{status}, 307, 'HEAD: 307 too';
+}
 
 # --- multipart: above multipart=, parts of part_size= --------------------------------------
 
