@@ -16,7 +16,9 @@
 # public surface: GET /v1/public/pages/{id}/sections?key= (10,000 pages, BENCH_PAGES)
 # and its 304, against the static copy and nginx's own 304 for it (goal: 0.8); and
 # GET /v1/files/{key}, a stored 10 KiB PNG, against nginx's static module serving the
-# same file from the same folder (goal: 0.9); and webhook delivery: 10,000 queued
+# same file from the same folder (goal: 0.9), and from an S3-compatible bucket through
+# @cms_s3 against nginx's own proxy_pass of the object, without a cache and with a warm
+# proxy_cache (goal: 0.9 warm); and webhook delivery: 10,000 queued
 # events to a local TLS receiver (goal: 2,000/s, GET /v1/health p99 under 50 ms).
 # Prints the rates and the ratios route/static and route/pgbench.
 #
@@ -179,6 +181,108 @@ row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "
     "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" \
     "$(awk -v a="$2" -v b="$4" 'BEGIN {print a / b}')")"); }
 
+# The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's
+# S3 server (tools/node/s3-server.js: s3rver, every signature checked) holds the PNG;
+# a second nginx serves GET /v1/files/{key} through @cms_s3, without a cache (every read
+# a signed exchange with the bucket) and with proxy_cache (warm), against nginx's own
+# proxy_pass of the same object from the same server, signed once by curl (a signature
+# holds 15 minutes), without and with the same proxy_cache. The "static/s" column is
+# nginx's own proxy_pass there.
+files_s3() {
+    local s3dir=$TEST_CMS_VAR/bench-s3 s3prefix=$TEST_CMS_VAR/bench-s3-nginx
+    local s3port p1 p2 obj sig auth date loc ref cache u saved=$url
+    read -r s3port p1 p2 < <("$root/scripts/free-ports" 3)
+    mkdir -p "$s3dir/data" "$s3dir/stage" "$s3prefix"/{conf,logs,temp,cache}
+    chmod 755 "$s3dir" "$s3prefix"
+    [ "$(id -u)" = 0 ] && chown nobody "$s3dir/stage" "$s3prefix/temp" "$s3prefix/cache"
+    printf '[default]\naws_access_key_id = AKBENCH\naws_secret_access_key = bench-secret\n' \
+        >"$s3dir/credentials"
+    chmod 600 "$s3dir/credentials"
+    node "$root/tools/node/s3-server.js" --dir "$s3dir/data" --port "$s3port" --bucket media \
+        --key AKBENCH --secret bench-secret >"$s3dir/server.log" 2>&1 &
+    s3_pid=$!
+    for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$s3port/" && break; sleep 0.1; done
+    obj=http://127.0.0.1:$s3port/media/$fkey
+    local sigv4=(--aws-sigv4 aws:amz:us-east-1:s3 --user AKBENCH:bench-secret
+                 -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD')
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "${sigv4[@]}" -T "$prefix/storage/$fkey" "$obj")" = 200 ] \
+        || { echo "bench: the bucket did not take the object" >&2; cat "$s3dir/server.log" >&2; exit 1; }
+    # the reference's signed headers, as curl sent them
+    sig=$(curl -sv -o /dev/null "${sigv4[@]}" "$obj" 2>&1 | tr -d '\r')
+    auth=$(sed -n 's/^> Authorization: //p' <<<"$sig")
+    date=$(sed -n 's/^> [Xx]-[Aa]mz-[Dd]ate: //p' <<<"$sig")
+    loc='proxy_pass_request_headers off;
+            proxy_set_header Host $cms_s3_host;
+            proxy_set_header Authorization $cms_s3_authorization;
+            proxy_set_header x-amz-date $cms_s3_date;
+            proxy_set_header x-amz-content-sha256 $cms_s3_content_sha256;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";'
+    ref="proxy_pass_request_headers off;
+            proxy_set_header Host 127.0.0.1:$s3port;
+            proxy_set_header Authorization \"$auth\";
+            proxy_set_header x-amz-date $date;
+            proxy_set_header x-amz-content-sha256 UNSIGNED-PAYLOAD;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";"
+    cache='proxy_cache files; proxy_cache_valid 200 10m; proxy_cache_key $uri;'
+    cat >"$s3prefix/conf/nginx.conf" <<CONF
+load_module $module;
+worker_processes 1;
+error_log logs/error.log warn;
+pid logs/nginx.pid;
+events { worker_connections 4096; }
+http {
+$nginx_common
+    cms_postgres "hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres" max=$pg_max queue=1024;
+    cms_redis 127.0.0.1:$redis max=8;
+    cms_secret $prefix/conf/secret.key;
+    cms_storage s3 endpoint=http://127.0.0.1:$s3port bucket=media region=us-east-1
+                credentials=$s3dir/credentials stage=$s3dir/stage path_style=on;
+    proxy_cache_path $s3prefix/cache keys_zone=files:10m;
+    upstream bucket { server 127.0.0.1:$s3port; keepalive 32; }
+    server {
+        listen 127.0.0.1:$p1 backlog=1024;
+        location /v1/ { cms; }
+        location @cms_s3 { proxy_pass http://bucket\$cms_s3_uri; $loc }
+        location /ref/ { proxy_pass http://bucket/media/; $ref }
+    }
+    server {
+        listen 127.0.0.1:$p2 backlog=1024;
+        location /v1/ { cms; }
+        location @cms_s3 { proxy_pass http://bucket\$cms_s3_uri; $loc $cache }
+        location /ref/ { proxy_pass http://bucket/media/; $ref $cache }
+    }
+}
+CONF
+    /usr/sbin/nginx -p "$s3prefix/" -c "$s3prefix/conf/nginx.conf" \
+        || { cat -n "$s3prefix/conf/nginx.conf" >&2; exit 1; }
+    for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$p1/" && break; sleep 0.1; done
+    for u in "http://127.0.0.1:$p1" "http://127.0.0.1:$p2"; do
+        cmp -s "$prefix/storage/$fkey" <(curl -s "$u/v1/files/$fkey") \
+            || { echo "bench: $u/v1/files/$fkey does not answer the object" >&2; exit 1; }
+        cmp -s "$prefix/storage/$fkey" <(curl -s "$u/ref/$fkey") \
+            || { echo "bench: $u/ref/$fkey does not answer the object" >&2; exit 1; }
+    done
+    url=http://127.0.0.1:$p1
+    run_wrk "GET /v1/files/{key} from the bucket" "/v1/files/$fkey"
+    a=$rate
+    run_wrk "nginx proxy_pass, the same object" "/ref/$fkey"
+    b=$rate
+    results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "/v1/files from S3, no cache" "$a" "$b" - \
+        "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+    url=http://127.0.0.1:$p2
+    run_wrk "GET /v1/files/{key}, proxy_cache warm" "/v1/files/$fkey"
+    a=$rate
+    run_wrk "nginx proxy_pass + proxy_cache warm" "/ref/$fkey"
+    b=$rate
+    results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "/v1/files from S3, cache warm" "$a" "$b" - \
+        "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+    url=$saved
+    kill -QUIT "$(cat "$s3prefix/logs/nginx.pid")" 2>/dev/null || true
+    kill "$s3_pid" 2>/dev/null || true
+}
+
 if [ "${BENCH_ONLY:-}" != webhooks ]; then
 # A stored object (src/ngx_http_cms_files.c): a 10 KiB PNG under cms_storage, by the API
 # and by nginx's static module (the same file, the same folder); no database on this path.
@@ -195,6 +299,7 @@ run_wrk "nginx static, the same file" "/storage/$fkey"
 b=$rate
 results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "GET /v1/files/{key} (10 KiB)" "$a" "$b" - \
     "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+files_s3
 if [ "${BENCH_ONLY:-}" = files ]; then
     report
     exit 0

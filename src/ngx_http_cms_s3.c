@@ -37,6 +37,10 @@ static ngx_int_t ngx_http_cms_s3_target(ngx_http_request_t *r,
 
 static void ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf,
     cms_sigv4_scope_t *sc);
+static void ngx_http_cms_s3_unset(ngx_http_request_t *r, ngx_uint_t i);
+static ngx_int_t ngx_http_cms_s3_authorize(ngx_http_request_t *r,
+    ngx_http_cms_s3_conf_t *scf, ngx_str_t *vars, size_t path_len,
+    ngx_str_t *query);
 static ngx_int_t ngx_http_cms_s3_presign(ngx_http_request_t *r,
     ngx_http_cms_s3_conf_t *scf, ngx_str_t *key, ngx_str_t *query,
     ngx_str_t *url);
@@ -56,11 +60,10 @@ ngx_int_t
 ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
     ngx_str_t *cache, ngx_str_t *disposition, ngx_str_t *location)
 {
+    u_char                  *p;
+    size_t                   n;
+    ngx_str_t                query, vars[NGX_HTTP_CMS_S3_VARS];
     ngx_http_cms_s3_conf_t  *scf;
-
-    u_char     *p;
-    size_t      n;
-    ngx_str_t   query, vars[NGX_HTTP_CMS_S3_VARS];
 
     /* the bucket's overrides: its 200, 206 and 304 carry these, whatever
        the object was stored with, and its errors none of them */
@@ -93,14 +96,17 @@ ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
         return ngx_http_cms_s3_presign(r, scf, key, &query, location);
     }
 
-    if (ngx_http_cms_s3_sign(r, &r->method_name, key, &query, NULL, NULL,
-                             vars)
+    if (ngx_http_cms_s3_target(r, &r->method_name, key, &query, NULL, vars)
         != NGX_OK)
     {
         return NGX_ERROR;
     }
 
     ngx_http_cms_s3_set(r, vars);
+
+    /* signed when the location asks (a cache hit never does) */
+    ngx_http_cms_s3_unset(r, NGX_HTTP_CMS_S3_AUTHORIZATION);
+    ngx_http_cms_s3_unset(r, NGX_HTTP_CMS_S3_DATE);
 
     /*
      * The jump clears the modules' contexts (the request's is gone) and
@@ -510,18 +516,12 @@ ngx_http_cms_s3_target(ngx_http_request_t *r, ngx_str_t *method,
 }
 
 
-/* long: the target, the headers signed, then the Authorization value */
+/* the target, then its signature */
 static ngx_int_t
 ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
     ngx_str_t *key, ngx_str_t *query, u_char *sha256, const char *type,
     ngx_str_t *vars)
 {
-    int                      rc;
-    u_char                  *p;
-    size_t                   size, n;
-    cms_sigv4_scope_t        sc;
-    cms_sigv4_header_t       h[5];
-    cms_sigv4_request_t      rq;
     ngx_http_cms_s3_conf_t  *scf;
 
     scf = ((ngx_http_cms_main_conf_t *)
@@ -533,32 +533,58 @@ ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
         return NGX_ERROR;
     }
 
+    if (type) {
+        vars[NGX_HTTP_CMS_S3_TYPE].data = (u_char *) type;
+        vars[NGX_HTTP_CMS_S3_TYPE].len = ngx_strlen(type);
+    }
+
+    return ngx_http_cms_s3_authorize(r, scf, vars,
+                                     scf->root.len + key->len, query);
+}
+
+
+/*
+ * The Authorization value of the request "vars" describe (method, URI,
+ * Host, date, payload hash, type, token; the path is the URI's first
+ * path_len bytes), signed now; into vars.
+ */
+/* long: the headers signed, the request, then the value's text */
+static ngx_int_t
+ngx_http_cms_s3_authorize(ngx_http_request_t *r, ngx_http_cms_s3_conf_t *scf,
+    ngx_str_t *vars, size_t path_len, ngx_str_t *query)
+{
+    int                   rc;
+    u_char               *p;
+    size_t                size, n;
+    cms_sigv4_scope_t     sc;
+    cms_sigv4_header_t    h[5];
+    cms_sigv4_request_t   rq;
+
     n = 0;
 
 #define ngx_http_cms_s3_header(nm, v)                                         \
     h[n].name = nm; h[n].name_len = sizeof(nm) - 1;                           \
     h[n].value = (const char *) (v).data; h[n].value_len = (v).len; n++
 
-    if (type) {
-        vars[NGX_HTTP_CMS_S3_TYPE].data = (u_char *) type;
-        vars[NGX_HTTP_CMS_S3_TYPE].len = ngx_strlen(type);
+    if (vars[NGX_HTTP_CMS_S3_TYPE].len) {
         ngx_http_cms_s3_header("content-type", vars[NGX_HTTP_CMS_S3_TYPE]);
     }
 
-    ngx_http_cms_s3_header("host", scf->host);
+    ngx_http_cms_s3_header("host", vars[NGX_HTTP_CMS_S3_HOST]);
     ngx_http_cms_s3_header("x-amz-content-sha256",
                            vars[NGX_HTTP_CMS_S3_SHA256]);
     ngx_http_cms_s3_header("x-amz-date", vars[NGX_HTTP_CMS_S3_DATE]);
 
-    if (scf->token.len) {
-        ngx_http_cms_s3_header("x-amz-security-token", scf->token);
+    if (vars[NGX_HTTP_CMS_S3_TOKEN].len) {
+        ngx_http_cms_s3_header("x-amz-security-token",
+                               vars[NGX_HTTP_CMS_S3_TOKEN]);
     }
 
     ngx_memzero(&rq, sizeof(cms_sigv4_request_t));
-    rq.method = (const char *) method->data;
-    rq.method_len = method->len;
+    rq.method = (const char *) vars[NGX_HTTP_CMS_S3_METHOD].data;
+    rq.method_len = vars[NGX_HTTP_CMS_S3_METHOD].len;
     rq.path = (const char *) vars[NGX_HTTP_CMS_S3_URI].data;
-    rq.path_len = scf->root.len + key->len;
+    rq.path_len = path_len;
     rq.query = query ? (const char *) query->data : NULL;
     rq.query_len = query ? query->len : 0;
     rq.headers = h;
@@ -585,10 +611,88 @@ ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
 
     if (rc != CMS_SIGV4_OK) {
         ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
-                      "cms: signing \"%V %V\" for the bucket failed: %s",
-                      method, key, cms_sigv4_error(rc));
+                      "cms: signing \"%V %*s\" for the bucket failed: %s",
+                      &vars[NGX_HTTP_CMS_S3_METHOD], path_len, rq.path,
+                      cms_sigv4_error(rc));
         return NGX_ERROR;
     }
+
+    return NGX_OK;
+}
+
+
+/*
+ * $cms_s3_authorization and $cms_s3_date of a read: signed when the
+ * location first asks for either, so that a read proxy_cache answers
+ * costs no signature; both then kept in the request's variables
+ */
+/* long: the request's values gathered, then the two set */
+ngx_int_t
+ngx_http_cms_s3_signed_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    u_char                     *q;
+    size_t                      path_len;
+    ngx_str_t                   vars[NGX_HTTP_CMS_S3_VARS], query;
+    ngx_uint_t                  i;
+    ngx_http_cms_s3_conf_t     *scf;
+    ngx_http_variable_value_t  *x;
+
+    scf = ((ngx_http_cms_main_conf_t *)
+           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
+    x = &r->variables[ngx_http_cms_s3_index[NGX_HTTP_CMS_S3_URI]];
+
+    if (scf == NULL || !x->valid || x->not_found) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    for (i = 0; i < NGX_HTTP_CMS_S3_VARS; i++) {
+        x = &r->variables[ngx_http_cms_s3_index[i]];
+        vars[i].data = x->data;
+        vars[i].len = (x->valid && !x->not_found) ? x->len : 0;
+    }
+
+    vars[NGX_HTTP_CMS_S3_DATE].data = ngx_pnalloc(r->pool,
+                                                  CMS_SIGV4_DATE_LEN + 1);
+    if (vars[NGX_HTTP_CMS_S3_DATE].data == NULL
+        || cms_sigv4_amz_date(ngx_time(),
+                              (char *) vars[NGX_HTTP_CMS_S3_DATE].data)
+           != CMS_SIGV4_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    vars[NGX_HTTP_CMS_S3_DATE].len = CMS_SIGV4_DATE_LEN;
+
+    q = ngx_strlchr(vars[NGX_HTTP_CMS_S3_URI].data,
+                    vars[NGX_HTTP_CMS_S3_URI].data
+                    + vars[NGX_HTTP_CMS_S3_URI].len, '?');
+    path_len = q ? (size_t) (q - vars[NGX_HTTP_CMS_S3_URI].data)
+                 : vars[NGX_HTTP_CMS_S3_URI].len;
+
+    if (q) {
+        query.data = q + 1;
+        query.len = vars[NGX_HTTP_CMS_S3_URI].len - path_len - 1;
+    }
+
+    if (ngx_http_cms_s3_authorize(r, scf, vars, path_len, q ? &query : NULL)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    for (i = NGX_HTTP_CMS_S3_AUTHORIZATION; i <= NGX_HTTP_CMS_S3_DATE; i++) {
+        x = &r->variables[ngx_http_cms_s3_index[i]];
+        x->data = vars[i].data;
+        x->len = vars[i].len;
+        x->valid = 1;
+        x->no_cacheable = 0;
+        x->not_found = 0;
+        x->escape = 0;
+    }
+
+    *v = r->variables[ngx_http_cms_s3_index[data]];
 
     return NGX_OK;
 }
@@ -610,6 +714,18 @@ ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf, cms_sigv4_scope_t *sc)
     sc->service_len = 2;
     sc->time = ngx_time();
     sc->cache = &scf->cache;
+}
+
+
+/* variable "i" of r to be evaluated by its handler */
+static void
+ngx_http_cms_s3_unset(ngx_http_request_t *r, ngx_uint_t i)
+{
+    ngx_http_variable_value_t  *v;
+
+    v = &r->variables[ngx_http_cms_s3_index[i]];
+    v->valid = 0;
+    v->not_found = 0;
 }
 
 

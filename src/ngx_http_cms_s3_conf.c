@@ -556,6 +556,12 @@ ngx_http_cms_s3_add_variables(ngx_conf_t *cf)
 
         var->get_handler = ngx_http_cms_s3_unset_variable;
 
+        if (i == NGX_HTTP_CMS_S3_AUTHORIZATION || i == NGX_HTTP_CMS_S3_DATE) {
+            /* a read's: signed when first asked for */
+            var->get_handler = ngx_http_cms_s3_signed_variable;
+            var->data = i;
+        }
+
         ngx_http_cms_s3_index[i] =
             ngx_http_get_variable_index(cf, &ngx_http_cms_s3_var_names[i]);
 

@@ -114,6 +114,10 @@ const char *ngx_http_cms_s3_type(ngx_str_t *key);
 u_char *ngx_http_cms_s3_param(u_char *p, const char *name, u_char *value,
     size_t len);
 
+/* $cms_s3_authorization and $cms_s3_date of a read (data: which) */
+ngx_int_t ngx_http_cms_s3_signed_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+
 /* whether op's object goes in parts; the multipart upload started */
 ngx_uint_t ngx_http_cms_s3_multipart(ngx_http_request_t *r,
     ngx_http_cms_s3_op_t *op);
