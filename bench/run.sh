@@ -76,17 +76,20 @@ nginx_common='    access_log off;
     uwsgi_temp_path temp/uwsgi;
     scgi_temp_path temp/scgi;'
 
-cat >"$prefix/conf/nginx.conf" <<EOF
-load_module $module;
+# what both of the module's configurations (the folder's, the bucket's) begin with
+module_head="load_module $module;
 worker_processes 1;
 error_log logs/error.log warn;
 pid logs/nginx.pid;
 events { worker_connections 4096; }
 http {
 $nginx_common
-    cms_postgres "hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres" max=$pg_max queue=1024;
+    cms_postgres \"hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres\" max=$pg_max queue=1024;
     cms_redis 127.0.0.1:$redis max=8;
-    cms_secret $prefix/conf/secret.key;
+    cms_secret $prefix/conf/secret.key;"
+
+cat >"$prefix/conf/nginx.conf" <<EOF
+$module_head
     cms_thread_pool default;
     cms_events_interval 200ms;
     cms_storage $prefix/storage;
@@ -227,16 +230,7 @@ files_s3() {
             proxy_set_header Connection \"\";"
     cache='proxy_cache files; proxy_cache_valid 200 10m; proxy_cache_key $uri;'
     cat >"$s3prefix/conf/nginx.conf" <<CONF
-load_module $module;
-worker_processes 1;
-error_log logs/error.log warn;
-pid logs/nginx.pid;
-events { worker_connections 4096; }
-http {
-$nginx_common
-    cms_postgres "hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres" max=$pg_max queue=1024;
-    cms_redis 127.0.0.1:$redis max=8;
-    cms_secret $prefix/conf/secret.key;
+$module_head
     cms_storage s3 endpoint=http://127.0.0.1:$s3port bucket=media region=us-east-1
                 credentials=$s3dir/credentials stage=$s3dir/stage path_style=on;
     proxy_cache_path $s3prefix/cache keys_zone=files:10m;
