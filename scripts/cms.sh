@@ -21,6 +21,12 @@
 #                    `resolver` asks for those names (none: no resolver line)
 #   CMS_SECRET_FILE  an existing secret (default: var/secret.key, 32 random bytes, hex,
 #                    made once)
+#   CMS_STORAGE [folder]   where uploads go: folder (var/storage) or s3 (a bucket,
+#                    docs/object-storage.md): with CMS_S3_ENDPOINT, CMS_S3_BUCKET [media],
+#                    CMS_S3_REGION [us-east-1] and CMS_S3_CREDENTIALS (an AWS-format
+#                    file) that bucket; without an endpoint, a local S3-compatible server
+#                    (tools/node/s3-server.js, signatures checked, data in var/s3/) on
+#                    CMS_S3_PORT [9000], its key pair made once in var/s3/credentials
 #
 # What start/run do: start the embedded services (unless external), create database `cms`
 # if missing, apply sql/ migrations, make the secret, seed the demo once, write
@@ -34,7 +40,7 @@
 # var/seed.env and appended to var/demo.env.
 #
 # conf/nginx.conf.in placeholders: @MODULE@ @PREFIX@ @PORT@ @PG_CONNINFO@ @REDIS_ADDR@
-# @SECRET@ @STORAGE@, @RESOLVER@ (a `resolver` line, or a comment when there is no DNS
+# @SECRET@ @STORAGE@ (the folder, or "s3 endpoint=... stage=..."), @RESOLVER@ (a `resolver` line, or a comment when there is no DNS
 # server to name), @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
 # container can listen on 0.0.0.0), @MANIFESTS@ (absolute $CMS_MANIFESTS, for
 # cms_extensions_manifests) and @CA_CERTS@ ($CMS_CA_CERTS, for the manifest fetch
@@ -154,7 +160,7 @@ render_conf() {
         -e "s|@REDIS_ADDR@|$(sed_escape "$(redis_addr)")|g" \
         -e "s|@RESOLVER@|$(sed_escape "$(resolver_line)")|g" \
         -e "s|@SECRET@|$(sed_escape "$secret")|g" \
-        -e "s|@STORAGE@|$(sed_escape "$VAR/storage")|g" \
+        -e "s|@STORAGE@|$(sed_escape "$(storage)")|g" \
         -e "s|@MANIFESTS@|$(sed_escape "${manifests_abs:-}")|g" \
         -e "s|@CA_CERTS@|$(sed_escape "$ca_certs")|g" \
         "$template" >"$conf.tmp"
@@ -162,6 +168,53 @@ render_conf() {
         die "unknown placeholder left in $conf (see above)"
     fi
     mv "$conf.tmp" "$conf"
+}
+
+# cms_storage's value: the folder, or the bucket (CMS_STORAGE=s3)
+storage() {
+    if [ "${CMS_STORAGE:-folder}" != s3 ]; then
+        echo "$VAR/storage"
+        return
+    fi
+    local style=
+    [ -n "${CMS_S3_ENDPOINT:-}" ] || style=" path_style=on"
+    echo "s3 endpoint=${CMS_S3_ENDPOINT:-http://127.0.0.1:${CMS_S3_PORT:-9000}}" \
+         "bucket=${CMS_S3_BUCKET:-media} region=${CMS_S3_REGION:-us-east-1}" \
+         "credentials=${CMS_S3_CREDENTIALS:-$VAR/s3/credentials} stage=$VAR/stage$style"
+}
+
+# CMS_STORAGE=s3 without an endpoint: the local S3-compatible server, its key pair
+# made once (the secret in a file of mode 0600 only)
+start_s3() {
+    [ "${CMS_STORAGE:-folder}" = s3 ] && [ -z "${CMS_S3_ENDPOINT:-}" ] || return 0
+    local dir=$VAR/s3 port=${CMS_S3_PORT:-9000} secret
+    mkdir -p "$dir/data"
+    if [ ! -f "$dir/credentials" ]; then
+        secret=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
+        (umask 077; printf '[default]\naws_access_key_id = CMSLOCAL\naws_secret_access_key = %s\n' \
+            "$secret" >"$dir/credentials")
+    fi
+    secret=$(sed -n 's/^aws_secret_access_key = //p' "$dir/credentials")
+    if [ -f "$dir/server.pid" ] && kill -0 "$(cat "$dir/server.pid")" 2>/dev/null; then
+        return 0
+    fi
+    setsid node "$root/tools/node/s3-server.js" --dir "$dir/data" --port "$port" \
+        --bucket "${CMS_S3_BUCKET:-media}" --key CMSLOCAL --secret "$secret" \
+        >"$dir/server.log" 2>&1 </dev/null &
+    echo $! >"$dir/server.pid"
+    local i
+    for i in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "the local S3 server did not start (see $dir/server.log)"
+}
+
+stop_s3() {
+    local pid
+    pid=$(cat "$VAR/s3/server.pid" 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null || true
+    rm -f "$VAR/s3/server.pid"
 }
 
 make_secret() {
@@ -210,10 +263,11 @@ write_demo_env() {
 
 prepare() {
     [ -f "$module" ] || die "$module not built (make build)"
-    mkdir -p "$VAR" "$prefix/logs" "$prefix/temp" "$VAR/storage"
+    mkdir -p "$VAR" "$prefix/logs" "$prefix/temp" "$VAR/storage" "$VAR/stage"
     chmod 755 "$VAR"
     # Workers run as nobody when the master is root and the config has no `user`.
-    if [ "$(id -u)" = 0 ]; then chown nobody "$VAR/storage"; fi
+    if [ "$(id -u)" = 0 ]; then chown nobody "$VAR/storage" "$VAR/stage"; fi
+    start_s3
 
     if embedded_pg || embedded_redis; then
         # Only the embedded ones; an external service is the operator's business.
@@ -261,6 +315,7 @@ stop_nginx() {
 
 stop_all() {
     stop_nginx
+    stop_s3
     "$root/scripts/services.sh" stop "$VAR"
 }
 
@@ -292,6 +347,7 @@ case "$cmd" in
         rc=$?
         set -e
         say "nginx exited ($rc)"
+        stop_s3
         "$root/scripts/services.sh" stop "$VAR"
         exit "$rc"
         ;;
