@@ -387,9 +387,13 @@ ngx_http_cms_cdn_round(ngx_http_cms_main_conf_t *mcf, PGresult *res,
     rd = ngx_pcalloc(pool, sizeof(ngx_http_cms_cdn_round_t));
     ids = ngx_pnalloc(pool, rows * (NGX_INT64_LEN + 1) + 2);
     keys = ngx_pnalloc(pool, len);
-    rd->sends = ngx_pcalloc(pool, mcf->cdn->targets.nelts * sizeof(void *));
 
-    if (rd == NULL || ids == NULL || keys == NULL || rd->sends == NULL) {
+    if (rd == NULL || ids == NULL || keys == NULL) {
+        goto failed;
+    }
+
+    rd->sends = ngx_pcalloc(pool, mcf->cdn->targets.nelts * sizeof(void *));
+    if (rd->sends == NULL) {
         goto failed;
     }
 

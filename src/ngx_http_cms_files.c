@@ -23,6 +23,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_store.h"
+#include "ngx_http_cms_query.h"
 #include "ngx_http_cms_s3.h"
 #include "cms_filekey.h"
 #include "cms_mime.h"
@@ -424,9 +425,10 @@ static ngx_int_t
 ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *key, cms_filekey_t *k)
 {
-    ngx_int_t    rc;
-    ngx_str_t    id, disposition, location, empty = ngx_null_string;
-    const char  *type;
+    ngx_int_t         rc;
+    ngx_str_t         id, disposition, location, empty = ngx_null_string;
+    const char       *type;
+    ngx_table_elt_t  *h;
 
     type = cms_mime_ext_type((const char *) key->data + k->ext, k->ext_len);
 
@@ -445,6 +447,13 @@ ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    /* the answer's own X-Request-Id comes with it */
+    h = ngx_http_cms_query_find(&r->headers_out.headers,
+                                &ngx_http_cms_files_id_name, NULL);
+    if (h != NULL) {
+        h->hash = 0;
     }
 
     /* reads=redirect: to the bucket (its CDN), for as long as the URL

@@ -24,6 +24,8 @@ static ngx_int_t ngx_http_cms_s3_sign(ngx_http_request_t *r,
     ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
     const char *type, ngx_str_t *vars);
 static void ngx_http_cms_s3_set(ngx_http_request_t *r, ngx_str_t *vars);
+static ngx_int_t ngx_http_cms_s3_open(ngx_http_request_t *r,
+    ngx_http_cms_s3_op_t *op);
 static ngx_int_t ngx_http_cms_s3_body(ngx_http_request_t *sr,
     ngx_http_cms_s3_op_t *op);
 static ngx_int_t ngx_http_cms_s3_last(ngx_http_request_t *r,
@@ -49,6 +51,7 @@ static ngx_int_t ngx_http_cms_s3_presign(ngx_http_request_t *r,
 static ngx_str_t  ngx_http_cms_s3_read_location = ngx_string("@cms_s3");
 static ngx_str_t  ngx_http_cms_s3_location = ngx_string("/_cms_s3");
 ngx_str_t  ngx_http_cms_s3_put = ngx_string("PUT");
+static ngx_str_t  ngx_http_cms_s3_get = ngx_string("GET");
 ngx_str_t  ngx_http_cms_s3_delete = ngx_string("DELETE");
 
 
@@ -68,11 +71,16 @@ ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
     /* the bucket's overrides: its 200, 206 and 304 carry these, whatever
        the object was stored with, and its errors none of them */
     n = ngx_strlen(type);
+    scf = ((ngx_http_cms_main_conf_t *)
+           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
+
     query.data = ngx_pnalloc(r->pool,
                              sizeof("response-cache-control=&"
                                     "response-content-disposition=&"
-                                    "response-content-type=")
-                             + 3 * (cache->len + disposition->len + n));
+                                    "response-content-type="
+                                    "&X-Amz-Security-Token=")
+                             + 3 * (cache->len + disposition->len + n
+                                    + scf->token.len));
     if (query.data == NULL) {
         return NGX_ERROR;
     }
@@ -89,14 +97,21 @@ ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
                               n);
     query.len = p - query.data;
 
-    scf = ((ngx_http_cms_main_conf_t *)
-           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
-
     if (scf->redirect) {
+        /* a session's token goes in the URL, signed with the rest */
+        if (scf->token.len) {
+            p = ngx_http_cms_s3_param(p, "&X-Amz-Security-Token=",
+                                      scf->token.data, scf->token.len);
+            query.len = p - query.data;
+        }
+
         return ngx_http_cms_s3_presign(r, scf, key, &query, location);
     }
 
-    if (ngx_http_cms_s3_target(r, &r->method_name, key, &query, NULL, vars)
+    /* GET for a HEAD too: proxy_cache sends a HEAD as GET, and nginx
+       sends a HEAD's client no body either way */
+    if (ngx_http_cms_s3_target(r, &ngx_http_cms_s3_get, key, &query, NULL,
+                               vars)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -280,6 +295,13 @@ ngx_http_cms_s3_exchange(ngx_http_request_t *r, ngx_http_cms_s3_op_t *op,
         return NGX_ERROR;
     }
 
+    /* the staged file opened once, before any subrequest exists */
+    if (op->body_len && op->file == NULL
+        && ngx_http_cms_s3_open(r, op) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     op->method = *method;
     op->next = next;
     op->status = 0;
@@ -311,16 +333,51 @@ ngx_http_cms_s3_exchange(ngx_http_request_t *r, ngx_http_cms_s3_op_t *op,
 }
 
 
+/* the staged file, open until the request ends (every part reads it) */
+static ngx_int_t
+ngx_http_cms_s3_open(ngx_http_request_t *r, ngx_http_cms_s3_op_t *op)
+{
+    ngx_pool_cleanup_t       *cln;
+    ngx_pool_cleanup_file_t  *clnf;
+
+    cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_pool_cleanup_file_t));
+    op->file = ngx_pcalloc(r->pool, sizeof(ngx_file_t));
+
+    if (cln == NULL || op->file == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* a plain open of a file this request staged, as files.c's reads */
+    op->file->fd = ngx_open_file(op->path, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+
+    if (op->file->fd == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_CRIT, r->connection->log, ngx_errno,
+                      ngx_open_file_n " \"%s\" failed", op->path);
+        op->file = NULL;
+        return NGX_ERROR;
+    }
+
+    op->file->name.data = op->path;
+    op->file->name.len = ngx_strlen(op->path);
+    op->file->log = r->connection->log;
+
+    clnf = cln->data;
+    clnf->fd = op->file->fd;
+    clnf->name = op->path;
+    clnf->log = r->connection->log;
+    cln->handler = ngx_pool_cleanup_file;
+
+    return NGX_OK;
+}
+
+
 /* the staged file's range, the bytes in memory, or no body */
-/* long: the buffer, the file, its cleanup */
 static ngx_int_t
 ngx_http_cms_s3_body(ngx_http_request_t *sr, ngx_http_cms_s3_op_t *op)
 {
-    ngx_buf_t                 *b;
-    ngx_chain_t               *cl;
-    ngx_pool_cleanup_t        *cln;
-    ngx_pool_cleanup_file_t   *clnf;
-    ngx_http_request_body_t   *rb;
+    ngx_buf_t                *b;
+    ngx_chain_t              *cl;
+    ngx_http_request_body_t  *rb;
 
     rb = ngx_pcalloc(sr->pool, sizeof(ngx_http_request_body_t));
     b = ngx_calloc_buf(sr->pool);
@@ -338,8 +395,10 @@ ngx_http_cms_s3_body(ngx_http_request_t *sr, ngx_http_cms_s3_op_t *op)
     b->last_buf = 1;
 
     if (op->body.len) {
+        b->start = op->body.data;
         b->pos = op->body.data;
         b->last = op->body.data + op->body.len;
+        b->end = b->last;
         b->memory = 1;
         rb->bufs = cl;
         return NGX_OK;
@@ -349,31 +408,7 @@ ngx_http_cms_s3_body(ngx_http_request_t *sr, ngx_http_cms_s3_op_t *op)
         return NGX_OK;
     }
 
-    cln = ngx_pool_cleanup_add(sr->pool, sizeof(ngx_pool_cleanup_file_t));
-    b->file = ngx_pcalloc(sr->pool, sizeof(ngx_file_t));
-
-    if (cln == NULL || b->file == NULL) {
-        return NGX_ERROR;
-    }
-
-    /* a plain open of a file this request staged, as files.c's reads */
-    b->file->fd = ngx_open_file(op->path, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
-
-    if (b->file->fd == NGX_INVALID_FILE) {
-        ngx_log_error(NGX_LOG_CRIT, sr->connection->log, ngx_errno,
-                      ngx_open_file_n " \"%s\" failed", op->path);
-        return NGX_ERROR;
-    }
-
-    clnf = cln->data;
-    clnf->fd = b->file->fd;
-    clnf->name = op->path;
-    clnf->log = sr->connection->log;
-    cln->handler = ngx_pool_cleanup_file;
-
-    b->file->name.data = op->path;
-    b->file->name.len = ngx_strlen(op->path);
-    b->file->log = sr->connection->log;
+    b->file = op->file;
     b->in_file = 1;
     b->file_pos = op->body_off;
     b->file_last = op->body_off + op->body_len;
@@ -420,6 +455,7 @@ ngx_http_cms_s3_answered(ngx_http_request_t *sr, void *data, ngx_int_t rc)
 static void
 ngx_http_cms_s3_resume(ngx_http_request_t *r)
 {
+    ngx_int_t              rc;
     ngx_http_cms_ctx_t    *ctx;
     ngx_http_cms_s3_op_t  *op;
 
@@ -429,7 +465,15 @@ ngx_http_cms_s3_resume(ngx_http_request_t *r)
 
     r->write_event_handler = ngx_http_request_empty_handler;
 
-    ctx->finish(r, op->next(r, ctx, op));
+    rc = op->next(r, ctx, op);
+
+    if (rc == NGX_ERROR && !op->reported) {
+        /* the next exchange could not start: the caller's failure (its
+           staged file removed, its claim released) */
+        rc = ngx_http_cms_s3_report(r, ctx, op, 0);
+    }
+
+    ctx->finish(r, rc);
 }
 
 
@@ -438,7 +482,18 @@ static ngx_int_t
 ngx_http_cms_s3_last(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_s3_op_t *op)
 {
-    return op->done(r, ctx, op->data, op->status);
+    return ngx_http_cms_s3_report(r, ctx, op, op->status);
+}
+
+
+/* the caller's done(), once; a 2xx only when the object is stored */
+ngx_int_t
+ngx_http_cms_s3_report(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_s3_op_t *op, ngx_uint_t status)
+{
+    op->reported = 1;
+
+    return op->done(r, ctx, op->data, status);
 }
 
 

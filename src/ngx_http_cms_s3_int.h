@@ -75,7 +75,9 @@ struct ngx_http_cms_s3_op_s {
     void                       *data;
     ngx_str_t                   key;
     u_char                     *path;        /* the staged file */
+    ngx_file_t                 *file;        /* open once, when sent */
     off_t                       size;
+    ngx_uint_t                  reported;    /* done() called */
 
     /* the exchange in flight: its body and what it got */
     ngx_str_t                   method;
@@ -108,6 +110,10 @@ extern ngx_str_t  ngx_http_cms_s3_delete;
 ngx_int_t ngx_http_cms_s3_exchange(ngx_http_request_t *r,
     ngx_http_cms_s3_op_t *op, ngx_str_t *method, ngx_str_t *query,
     u_char *sha256, const char *type, ngx_http_cms_s3_step_pt next);
+
+/* the caller's done(op->data, status), once */
+ngx_int_t ngx_http_cms_s3_report(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_s3_op_t *op, ngx_uint_t status);
 
 /* the Content-Type of "key"; "name" then a value escaped for a query */
 const char *ngx_http_cms_s3_type(ngx_str_t *key);

@@ -48,6 +48,7 @@ static ngx_int_t ngx_http_cms_s3_abort(ngx_http_request_t *r,
     ngx_http_cms_s3_op_t *op);
 static ngx_int_t ngx_http_cms_s3_aborted(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_s3_op_t *op);
+static ngx_uint_t ngx_http_cms_s3_failure(ngx_uint_t status);
 static ngx_int_t ngx_http_cms_s3_query(ngx_http_request_t *r,
     ngx_http_cms_s3_op_t *op, ngx_uint_t part, ngx_str_t *query);
 
@@ -82,8 +83,10 @@ ngx_http_cms_s3_parts(ngx_http_request_t *r, ngx_http_cms_s3_op_t *op)
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "cms: \"%V\" needs %ui parts of %O bytes, more than "
                       "the bucket takes", &op->key, op->parts, part);
-        return op->done(r, ngx_http_get_module_ctx(r, ngx_http_cms_module),
-                        op->data, 0);
+        return ngx_http_cms_s3_report(r,
+                                      ngx_http_get_module_ctx(r,
+                                                      ngx_http_cms_module),
+                                      op, 0);
     }
 
     op->hashes = ngx_pnalloc(r->pool, op->parts * CMS_SIGV4_HEX_LEN);
@@ -163,18 +166,30 @@ ngx_http_cms_s3_hashed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 {
     ngx_http_cms_s3_op_t *op = data;
 
+    ngx_int_t  rc;
+
     if (op->status != 1) {
         ngx_log_error(NGX_LOG_CRIT, r->connection->log, 0,
                       "cms: hashing the parts of \"%s\" failed", op->path);
-        return NGX_ERROR;
+        return ngx_http_cms_s3_report(r, ctx, op, 0);
     }
 
     op->body_len = 0;
 
-    return ngx_http_cms_s3_exchange(r, op, &ngx_http_cms_s3_post,
-                                    &ngx_http_cms_s3_uploads, NULL,
-                                    ngx_http_cms_s3_type(&op->key),
-                                    ngx_http_cms_s3_initiated);
+    rc = ngx_http_cms_s3_exchange(r, op, &ngx_http_cms_s3_post,
+                                  &ngx_http_cms_s3_uploads, NULL,
+                                  ngx_http_cms_s3_type(&op->key),
+                                  ngx_http_cms_s3_initiated);
+
+    return (rc == NGX_ERROR) ? ngx_http_cms_s3_report(r, ctx, op, 0) : rc;
+}
+
+
+/* a failure's status for the caller: never a 2xx (0: no usable answer) */
+static ngx_uint_t
+ngx_http_cms_s3_failure(ngx_uint_t status)
+{
+    return (status >= 200 && status < 300) ? 0 : status;
 }
 
 
@@ -208,8 +223,8 @@ ngx_http_cms_s3_initiated(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "cms: the bucket started no multipart upload of "
                       "\"%V\" (%ui)", &op->key, op->status);
-        return op->done(r, ctx, op->data,
-                        op->status == NGX_HTTP_OK ? 0 : op->status);
+        return ngx_http_cms_s3_report(r, ctx, op,
+                                      ngx_http_cms_s3_failure(op->status));
     }
 
     op->part = 1;
@@ -252,7 +267,7 @@ ngx_http_cms_s3_parted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     if (op->status != NGX_HTTP_OK || op->etag.len == 0
         || op->etag.len > 128)
     {
-        op->failed = op->status == NGX_HTTP_OK ? 0 : op->status;
+        op->failed = ngx_http_cms_s3_failure(op->status);
         return ngx_http_cms_s3_abort(r, op);
     }
 
@@ -341,10 +356,10 @@ ngx_http_cms_s3_completed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                             sizeof("<CompleteMultipartUploadResult") - 2)
            != NULL)
     {
-        return op->done(r, ctx, op->data, NGX_HTTP_OK);
+        return ngx_http_cms_s3_report(r, ctx, op, NGX_HTTP_OK);
     }
 
-    op->failed = (op->status == NGX_HTTP_OK) ? 0 : op->status;
+    op->failed = ngx_http_cms_s3_failure(op->status);
 
     return ngx_http_cms_s3_abort(r, op);
 }
@@ -379,7 +394,7 @@ ngx_http_cms_s3_aborted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                       &op->key);
     }
 
-    return op->done(r, ctx, op->data, op->failed);
+    return ngx_http_cms_s3_report(r, ctx, op, op->failed);
 }
 
 

@@ -781,11 +781,9 @@ ngx_http_cms_store_unstage(void *data)
 
     ngx_http_cms_store_finish_work(st);
 
-    if (st->status != NGX_HTTP_CMS_STORE_OK) {
-        ngx_log_error(NGX_LOG_ALERT, st->log, st->err,
-                      "cms: removing the staged \"%s\": %s failed",
-                      st->tmp, st->what);
-    }
+    /* logged back on the event loop (a pool thread logs nothing) */
+    st->left = (st->status != NGX_HTTP_CMS_STORE_OK);
+    st->left_what = st->what;
 
     st->status = status;
     st->what = what;
@@ -797,6 +795,12 @@ ngx_http_cms_store_unstaged(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     void *data)
 {
     ngx_http_cms_store_t *st = data;
+
+    if (st->left) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, st->err,
+                      "cms: removing the staged \"%s\": %s failed",
+                      st->tmp, st->left_what);
+    }
 
     return st->done(r, ctx, st);
 }

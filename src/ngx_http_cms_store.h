@@ -73,6 +73,8 @@ typedef struct {
                                                answer */
     ngx_http_cms_thread_done_pt then;       /* after _store_remove() */
     ngx_http_cms_thread_done_pt done;       /* after a bucket's answer */
+    ngx_uint_t                  left;       /* the staged file stayed */
+    const char                 *left_what;
 
     /* private */
     ngx_fd_t                    root;       /* the root's descriptor */

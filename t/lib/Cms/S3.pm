@@ -114,6 +114,7 @@ $headers
             proxy_set_header Content-Type \$cms_s3_content_type;
 $headers
             client_max_body_size 0;
+            proxy_next_upstream off;
             subrequest_output_buffer_size 16k;
         }
 EOF
