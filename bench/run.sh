@@ -118,8 +118,13 @@ stop_nginx() {
     kill -KILL "$pid" 2>/dev/null || true
 }
 hooks_pid=
+s3_pid=
+s3_nginx=
 stop_all() {
     [ -z "$hooks_pid" ] || kill -QUIT "$hooks_pid" 2>/dev/null || true
+    # the bucket's nginx and S3 server (files_s3), also when the bench stops early
+    [ -z "$s3_nginx" ] || kill -QUIT "$(cat "$s3_nginx" 2>/dev/null)" 2>/dev/null || true
+    [ -z "$s3_pid" ] || kill "$s3_pid" 2>/dev/null || true
     stop_nginx
 }
 trap stop_all EXIT
@@ -249,6 +254,7 @@ $module_head
     }
 }
 CONF
+    s3_nginx=$s3prefix/logs/nginx.pid
     /usr/sbin/nginx -p "$s3prefix/" -c "$s3prefix/conf/nginx.conf" \
         || { cat -n "$s3prefix/conf/nginx.conf" >&2; exit 1; }
     for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$p1/" && break; sleep 0.1; done
