@@ -188,6 +188,9 @@ snapshot() {
 row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "$3" "$4" \
     "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" \
     "$(awk -v a="$2" -v b="$4" 'BEGIN {print a / b}')")"); }
+# a row against nginx alone (no pgbench column)
+row2() { results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "$1" "$2" "$3" - \
+    "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" -)"); }
 
 # The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's
 # S3 server (tools/node/s3-server.js: s3rver, every signature checked) holds the PNG;
@@ -269,15 +272,13 @@ CONF
     a=$rate
     run_wrk "nginx proxy_pass, the same object" "/ref/$fkey"
     b=$rate
-    results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "/v1/files from S3, no cache" "$a" "$b" - \
-        "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+    row2 "/v1/files from S3, no cache" "$a" "$b"
     url=http://127.0.0.1:$p2
     run_wrk "GET /v1/files/{key}, proxy_cache warm" "/v1/files/$fkey"
     a=$rate
     run_wrk "nginx proxy_pass + proxy_cache warm" "/ref/$fkey"
     b=$rate
-    results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "/v1/files from S3, cache warm" "$a" "$b" - \
-        "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+    row2 "/v1/files from S3, cache warm" "$a" "$b"
     url=$saved
     kill -QUIT "$(cat "$s3prefix/logs/nginx.pid")" 2>/dev/null || true
     kill "$s3_pid" 2>/dev/null || true
@@ -297,8 +298,7 @@ run_wrk "GET /v1/files/{key} (10 KiB png)" "/v1/files/$fkey"
 a=$rate
 run_wrk "nginx static, the same file" "/storage/$fkey"
 b=$rate
-results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "GET /v1/files/{key} (10 KiB)" "$a" "$b" - \
-    "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')" -)")
+row2 "GET /v1/files/{key} (10 KiB)" "$a" "$b"
 files_s3
 if [ "${BENCH_ONLY:-}" = files ]; then
     report

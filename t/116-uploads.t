@@ -17,7 +17,7 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace $UUID $TS);
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace stream_upload $UUID $TS);
 use Digest::SHA ();
 use IO::Socket::INET;
 use JSON::PP ();
@@ -272,52 +272,22 @@ on_plan('upl-big');
 
 # --- a 200 MiB raw upload: streamed to disk, the worker's memory flat -----------------------
 
-sub rss_kb {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/status" or return 0;
-    while (<$fh>) { return $1 if /^VmRSS:\s+(\d+)\s+kB/ }
-    return 0;
-}
 {
     my $size = 200 * 1024 * 1024;
     my $up = reserved({ content_type => 'video/mp4', type => 'video', size_bytes => $size });
     my ($worker) = Cms::Test::worker_pids();
     my $warm = reserved({ content_type => 'image/png' });
     is put_content($warm->{asset_id}, $BYTES{png})->{status}, 200, 'a small raw upload first (warm-up)';
-    my $before = rss_kb($worker);
-    my $peak = $before;
-    my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => Cms::Test::port(), Proto => 'tcp')
-        or die "connect: $!";
-    print $sock "PUT $base/$up->{asset_id}/content HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer $ot\r\n"
-              . "Content-Type: video/mp4\r\nContent-Length: $size\r\nConnection: close\r\n\r\n";
     my $head = "\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41";
     my $chunk = "\x01" x (1024 * 1024);
-    my $sha = Digest::SHA->new(256);
-    for my $i (0 .. 199) {
-        my $c = $i == 0 ? $head . substr($chunk, length $head) : $chunk;
-        print $sock $c or die "write: $!";
-        $sha->add($c);
-        if ($i % 8 == 0) { my $now = rss_kb($worker); $peak = $now if $now > $peak }
-    }
-    my $answer = '';
-    my $t0 = Time::HiRes::time();
-    $sock->blocking(0);
-    while (Time::HiRes::time() - $t0 < 120) {
-        my $n = sysread($sock, my $buf, 65536);
-        if (defined $n && $n == 0) { last }
-        if (defined $n) { $answer .= $buf; next }
-        my $now = rss_kb($worker);
-        $peak = $now if $now > $peak;
-        Time::HiRes::sleep(0.05);
-    }
-    close $sock;
-    my $after = rss_kb($worker);
-    my ($status) = $answer =~ m{^HTTP/1\.1 (\d+)};
-    is $status, 200, '200 MiB raw upload: 200' or diag substr($answer, 0, 400);
-    my $json = eval { JSON::PP->new->decode(substr($answer, index($answer, "\r\n\r\n") + 4)) } // {};
-    is $json->{media}{size_bytes}, $size, '200 MiB: the real size recorded';
+    my $u = stream_upload(path => "$base/$up->{asset_id}/content", token => $ot, type => 'video/mp4',
+                          size => $size, chunks => 200, worker => $worker,
+                          chunk => sub { $_[0] == 0 ? $head . substr($chunk, length $head) : $chunk });
+    my ($before, $peak, $after) = @$u{qw(before peak after)};
+    is $u->{status}, 200, '200 MiB raw upload: 200' or diag substr($u->{answer}, 0, 400);
+    is $u->{json}{media}{size_bytes}, $size, '200 MiB: the real size recorded';
     is -s "$STORE/$up->{storage_key}", $size, '200 MiB: the object on disk';
-    is one("SELECT sha256 FROM media_assets WHERE id = '$up->{asset_id}'"), $sha->hexdigest,
+    is one("SELECT sha256 FROM media_assets WHERE id = '$up->{asset_id}'"), $u->{sha256},
         '200 MiB: the SHA-256 of the bytes sent';
     cmp_ok $peak - $before, '<', 16 * 1024, "200 MiB: the worker's RSS grew less than 16 MiB at its peak "
         . "(before $before kB, peak $peak kB, after $after kB)";

@@ -8,11 +8,8 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::S3;
-use Cms::Fixtures qw(req diag_resp one signup signup_defaults workspace);
+use Cms::Fixtures qw(req diag_resp one signup signup_defaults workspace stream_upload);
 use Digest::SHA ();
-use IO::Socket::INET;
-use JSON::PP ();
-use Time::HiRes ();
 
 signup_defaults(email_prefix => 'big');
 
@@ -28,11 +25,6 @@ my $base = "/v1/workspaces/$wid/media";
 Cms::Test::psql("INSERT INTO plans (name, storage_limit_bytes, upload_limit_bytes) VALUES ('big', 4294967296, 2147483648)");
 Cms::Test::psql("UPDATE workspaces SET plan = 'big' WHERE id = '$wid'");
 
-sub rss_kb {
-    open my $fh, '<', "/proc/$_[0]/status" or return 0;
-    while (<$fh>) { return $1 if /^VmRSS:\s+(\d+)\s+kB/ }
-    return 0;
-}
 sub reserved {
     my $r = req(POST => "$base/uploads", $ot, $_[0]);
     die 'reserve: ' . diag_resp($r) unless $r->{status} == 201;
@@ -50,39 +42,17 @@ my ($worker) = Cms::Test::worker_pids();
 }
 
 my $up = reserved({ content_type => 'video/mp4', type => 'video', size_bytes => $GIB });
-my $before = rss_kb($worker);
-my $peak = $before;
-my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => Cms::Test::port(), Proto => 'tcp')
-    or die "connect: $!";
-print $sock "PUT $base/$up->{asset_id}/content HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer $ot\r\n"
-          . "Content-Type: video/mp4\r\nContent-Length: $GIB\r\nConnection: close\r\n\r\n";
 my $head = "\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41";
-my $sha = Digest::SHA->new(256);
-for my $i (0 .. 1023) {
-    # every MiB its own bytes: a part sent twice or out of order would show
-    my $c = pack('N', $i) x (256 * 1024);
-    substr($c, 0, length $head) = $head if $i == 0;
-    print $sock $c or die "write: $!";
-    $sha->add($c);
-    if ($i % 16 == 0) { my $now = rss_kb($worker); $peak = $now if $now > $peak }
-}
-my $answer = '';
-my $t0 = Time::HiRes::time();
-$sock->blocking(0);
-while (Time::HiRes::time() - $t0 < 600) {
-    my $n = sysread($sock, my $buf, 65536);
-    if (defined $n && $n == 0) { last }
-    if (defined $n) { $answer .= $buf; next }
-    my $now = rss_kb($worker);
-    $peak = $now if $now > $peak;
-    Time::HiRes::sleep(0.05);
-}
-close $sock;
-my $after = rss_kb($worker);
-my $digest = $sha->hexdigest;
-my ($status) = $answer =~ m{^HTTP/1\.1 (\d+)};
-is $status, 200, '1 GiB raw upload into the bucket: 200' or diag substr($answer, 0, 400);
-my $json = eval { JSON::PP->new->decode(substr($answer, index($answer, "\r\n\r\n") + 4)) } // {};
+my $u = stream_upload(path => "$base/$up->{asset_id}/content", token => $ot, type => 'video/mp4',
+                      size => $GIB, chunks => 1024, worker => $worker, timeout => 600,
+                      chunk => sub {
+                          # every MiB its own bytes: a part sent twice or out of order would show
+                          my $c = pack('N', $_[0]) x (256 * 1024);
+                          substr($c, 0, length $head) = $head if $_[0] == 0;
+                          return $c;
+                      });
+my ($before, $peak, $after, $digest, $json) = @$u{qw(before peak after sha256 json)};
+is $u->{status}, 200, '1 GiB raw upload into the bucket: 200' or diag substr($u->{answer}, 0, 400);
 is(($json->{media} // {})->{size_bytes}, $GIB, '... the real size recorded');
 is one("SELECT sha256 FROM media_assets WHERE id = '$up->{asset_id}'"), $digest, '... the SHA-256 of the bytes sent';
 cmp_ok $peak - $before, '<', 32 * 1024, "the worker's RSS grew less than 32 MiB at its peak "

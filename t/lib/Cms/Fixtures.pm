@@ -41,6 +41,8 @@ use JSON::PP ();
 use Digest::SHA qw(hmac_sha256);
 use POSIX ();
 use MIME::Base64 ();
+use IO::Socket::INET ();
+use Time::HiRes ();
 use Exporter qw(import);
 
 our @EXPORT_OK = qw(
@@ -52,6 +54,7 @@ our @EXPORT_OK = qw(
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
     key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked waiting_on_lock
+    rss_kb stream_upload
 );
 our %EXPORT_TAGS = (
     content   => [qw(req diag_resp check_err check_subset one signup new_email workspace
@@ -680,6 +683,60 @@ sub waiting_on_lock {
     return Cms::Test::wait_until($_[0] // 5, sub {
         one("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
              AND pid <> pg_backend_pid()") > 0 });
+}
+
+=item rss_kb($pid)
+
+The process's resident memory (VmRSS) in kB, 0 when it is gone.
+
+=item stream_upload(%o)
+
+A raw upload too big to hold: C<PUT $o{path}> with C<Authorization: Bearer $o{token}>,
+C<Content-Type: $o{type}> and C<Content-Length: $o{size}>, the body C<$o{chunk}-E<gt>($i)>
+for C<$i> from 0 to C<$o{chunks} - 1> written as it is made, the answer read until the
+server closes (C<$o{timeout}> seconds at most). The worker C<$o{worker}>'s RSS is sampled
+while it runs. Returns C<{ status, answer, json, sha256 (of the body sent), before, peak,
+after }> (kB).
+
+=cut
+
+sub rss_kb {
+    open my $fh, '<', "/proc/$_[0]/status" or return 0;
+    while (<$fh>) { return $1 if /^VmRSS:\s+(\d+)\s+kB/ }
+    return 0;
+}
+
+sub stream_upload {
+    my %o = @_;
+    my $before = rss_kb($o{worker});
+    my $peak = $before;
+    my $sample = sub { my $now = rss_kb($o{worker}); $peak = $now if $now > $peak };
+    my $sock = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => Cms::Test::port(), Proto => 'tcp')
+        or die "connect: $!";
+    print $sock "PUT $o{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer $o{token}\r\n"
+              . "Content-Type: $o{type}\r\nContent-Length: $o{size}\r\nConnection: close\r\n\r\n";
+    my $sha = Digest::SHA->new(256);
+    for my $i (0 .. $o{chunks} - 1) {
+        my $c = $o{chunk}->($i);
+        print $sock $c or die "write: $!";
+        $sha->add($c);
+        $sample->() if $i % 8 == 0;
+    }
+    my $answer = '';
+    my $t0 = Time::HiRes::time();
+    $sock->blocking(0);
+    while (Time::HiRes::time() - $t0 < ($o{timeout} // 120)) {
+        my $n = sysread($sock, my $buf, 65536);
+        if (defined $n && $n == 0) { last }
+        if (defined $n) { $answer .= $buf; next }
+        $sample->();
+        Time::HiRes::sleep(0.05);
+    }
+    close $sock;
+    my ($status) = $answer =~ m{^HTTP/1\.1 (\d+)};
+    my $json = eval { JSON::PP->new->decode(substr($answer, index($answer, "\r\n\r\n") + 4)) } // {};
+    return { status => $status, answer => $answer, json => $json, sha256 => $sha->hexdigest,
+             before => $before, peak => $peak, after => rss_kb($o{worker}) };
 }
 
 1;
