@@ -3,7 +3,9 @@
  * libFuzzer target for cms_filekey.c: a key taken never holds what could
  * leave the storage root or name something other than a plain file under
  * it (no '\\', NUL, byte over 0x7f, '%', empty segment, segment starting
- * with '.'), and the parts it reports are inside it.
+ * with '.'), and the parts it reports are inside it; a key the module
+ * makes (cms_filekey_ours(), what the store's sweeper may remove) is
+ * always a key taken, two or three segments long.
  */
 
 
@@ -28,7 +30,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s = (const char *) data;
 
     if (!cms_filekey_parse(s, size, &k)) {
+        if (cms_filekey_ours(s, size)) {
+            abort();
+        }
+
         return 0;
+    }
+
+    if (cms_filekey_ours(s, size)
+        && (k.name != 37 && k.name != 43 ? 1 : k.ext_len == 0))
+    {
+        abort();
     }
 
     if (size == 0 || size > CMS_FILEKEY_MAX || s[0] == '/' || s[0] == '.'

@@ -26,6 +26,8 @@ static void ngx_http_cms_client_tls_done(ngx_connection_t *c);
 static void ngx_http_cms_client_write(ngx_event_t *wev);
 static void ngx_http_cms_client_read(ngx_event_t *rev);
 static ngx_int_t ngx_http_cms_client_head(ngx_http_cms_client_t *cl);
+static ssize_t ngx_http_cms_client_body(ngx_http_cms_client_t *cl,
+    ngx_connection_t *c, u_char *buf, size_t len);
 static void ngx_http_cms_client_fields(ngx_http_cms_client_t *cl,
     u_char *end, ngx_uint_t *chunked, ngx_uint_t *lengths);
 static void ngx_http_cms_client_timeout(ngx_event_t *ev);
@@ -477,18 +479,13 @@ ngx_http_cms_client_read(ngx_event_t *rev)
             }
 
         } else {
-            size = ngx_min(sizeof(buf), NGX_HTTP_CMS_CLIENT_BODY - cl->got);
-            if (cl->body >= 0) {
-                size = ngx_min((off_t) size, cl->body);
-            }
+            n = ngx_http_cms_client_body(cl, c, buf, sizeof(buf));
 
-            if (size == 0) {
+            if (n == NGX_DONE) {
                 /* all the body said, or as much as is read: enough */
                 ngx_http_cms_client_finish(cl, NULL);
                 return;
             }
-
-            n = c->recv(c, buf, size);
         }
 
         if (n == NGX_AGAIN) {
@@ -508,6 +505,10 @@ ngx_http_cms_client_read(ngx_event_t *rev)
 
         if (cl->headers) {
             cl->got += n;
+            if (cl->keep_body) {
+                cl->answer.len += n;
+            }
+
             if (cl->body > 0) {
                 cl->body -= n;
             }
@@ -524,6 +525,32 @@ ngx_http_cms_client_read(ngx_event_t *rev)
             return;
         }
     }
+}
+
+
+/*
+ * The body's next bytes, into the kept answer or "buf" (dropped): what
+ * c->recv() returned, or NGX_DONE when the body said is read, or as much
+ * as is read
+ */
+static ssize_t
+ngx_http_cms_client_body(ngx_http_cms_client_t *cl, ngx_connection_t *c,
+    u_char *buf, size_t len)
+{
+    size_t  size;
+
+    size = cl->keep_body ? cl->keep_body - cl->answer.len
+                         : ngx_min(len, NGX_HTTP_CMS_CLIENT_BODY - cl->got);
+    if (cl->body >= 0) {
+        size = ngx_min((off_t) size, cl->body);
+    }
+
+    if (size == 0) {
+        return NGX_DONE;
+    }
+
+    return c->recv(c, cl->keep_body ? cl->answer.data + cl->answer.len : buf,
+                   size);
 }
 
 
@@ -585,6 +612,16 @@ again:
 
     cl->headers = 1;
     cl->got = last - (end + 4);
+
+    if (cl->keep_body) {
+        cl->answer.data = ngx_pnalloc(cl->pool, cl->keep_body);
+        if (cl->answer.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        cl->answer.len = ngx_min(cl->got, cl->keep_body);
+        ngx_memcpy(cl->answer.data, end + 4, cl->answer.len);
+    }
 
     if (chunked || cl->body < 0 || (off_t) cl->got > cl->body
         || lengths > 1 || status < 200)
@@ -683,7 +720,9 @@ ngx_http_cms_client_finish(ngx_http_cms_client_t *cl, const char *error)
     cl->error = error;
     cl->elapsed = ngx_current_msec - cl->start;
 
-    if (error == NULL && cl->got >= NGX_HTTP_CMS_CLIENT_BODY) {
+    if (error == NULL && cl->keep_body == 0
+        && cl->got >= NGX_HTTP_CMS_CLIENT_BODY)
+    {
         ngx_log_error(NGX_LOG_INFO, &cl->log, 0,
                       "cms: the answer of \"%V\" was cut off after %uz "
                       "bytes of body", &cl->host, cl->got);
@@ -691,7 +730,8 @@ ngx_http_cms_client_finish(ngx_http_cms_client_t *cl, const char *error)
 
     /* bytes OpenSSL holds would be the next answer's start: not kept */
     if (error == NULL && cl->keep && cl->body == 0
-        && cl->got < NGX_HTTP_CMS_CLIENT_BODY
+        && cl->got < (cl->keep_body ? cl->keep_body
+                                    : NGX_HTTP_CMS_CLIENT_BODY)
         && (cl->ssl == NULL
             || SSL_pending(cl->peer.connection->ssl->connection) == 0)
         && ngx_http_cms_client_nidle < NGX_HTTP_CMS_CLIENT_IDLE_MAX

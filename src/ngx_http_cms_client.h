@@ -8,7 +8,8 @@
  * connect non-blocking (ngx_event_connect_peer), TLS on nginx's SSL
  * connection with SNI and the certificate verified, the request written,
  * and the answer read bounded: the status line and headers (at most
- * 8 KiB), then at most 64 KiB of body, discarded.  One timer bounds the
+ * 8 KiB), then at most 64 KiB of body, discarded, or kept up to the
+ * caller's bound (a bucket's listing).  One timer bounds the
  * whole exchange; it is cancelable, so a quitting worker does not wait
  * for it (the exchange is abandoned).
  *
@@ -57,11 +58,17 @@ struct ngx_http_cms_client_s {
     ngx_uint_t                     trusted;   /* an operator's target (a
                                                  cache to purge): any
                                                  address, no outbound rule */
+    size_t                         keep_body; /* 0: the body discarded;
+                                                 else kept in "answer", at
+                                                 most this many bytes */
 
     /* the outcome, when done() runs */
     ngx_uint_t                     status;    /* 0: no answer came */
     const char                    *error;     /* NULL, or why it failed */
     ngx_msec_t                     elapsed;
+    ngx_str_t                      answer;    /* the body kept; cut off
+                                                 when answer.len ==
+                                                 keep_body */
 
     /* private */
     ngx_log_t                      log;

@@ -304,6 +304,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->upload_ttl = NGX_CONF_UNSET;
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
+    mcf->reconcile = NGX_CONF_UNSET_MSEC;
     mcf->ext_reload_grace = NGX_CONF_UNSET;
     mcf->ext_rotation_grace = NGX_CONF_UNSET;
     mcf->ui_token_ttl = NGX_CONF_UNSET;
@@ -351,6 +352,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->upload_ttl, 3600);
     ngx_conf_init_value(mcf->retention, 30 * 86400);
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
+    ngx_conf_init_msec_value(mcf->reconcile, 3600 * 1000);
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
     ngx_conf_init_msec_value(mcf->idem_lock, 30 * 1000);
     ngx_conf_init_msec_value(mcf->lock_ttl, 120 * 1000);
@@ -544,6 +546,7 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
 
     ngx_http_cms_deliver_init_process(cycle, mcf);
     ngx_http_cms_cdn_init_process(cycle, mcf);
+    ngx_http_cms_store_sweep_init_process(cycle, mcf);
 
     return NGX_OK;
 }
@@ -557,4 +560,5 @@ ngx_http_cms_exit_process(ngx_cycle_t *cycle)
     ngx_http_cms_store_exit_process();
     ngx_http_cms_deliver_exit_process();
     ngx_http_cms_cdn_exit_process();
+    ngx_http_cms_store_sweep_exit_process();
 }

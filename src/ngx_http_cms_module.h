@@ -125,6 +125,8 @@ typedef struct {
     ngx_msec_t                  lock_ttl;      /* article locks */
     ngx_msec_t                  events_interval;
     ngx_msec_t                  purge_interval;
+    ngx_msec_t                  reconcile;     /* cms_storage_reconcile;
+                                                  0: off */
     ngx_str_t                   storage;
     ngx_str_t                   files_base;    /* cms_storage base_url= */
     ngx_flag_t                  test_routes;

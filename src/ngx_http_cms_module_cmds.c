@@ -326,6 +326,13 @@ ngx_command_t  ngx_http_cms_commands[] = {
       0,
       NULL },
 
+    { ngx_string("cms_storage_reconcile"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_cms_store_sweep_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("cms_cdn_purge"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_cms_cdn_conf,

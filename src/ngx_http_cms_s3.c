@@ -20,9 +20,6 @@
 #include "cms_sigv4.h"
 
 
-static ngx_int_t ngx_http_cms_s3_sign(ngx_http_request_t *r,
-    ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
-    const char *type, ngx_str_t *vars);
 static void ngx_http_cms_s3_set(ngx_http_request_t *r, ngx_str_t *vars);
 static ngx_int_t ngx_http_cms_s3_open(ngx_http_request_t *r,
     ngx_http_cms_s3_op_t *op);
@@ -33,16 +30,16 @@ static ngx_int_t ngx_http_cms_s3_last(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_s3_answered(ngx_http_request_t *sr,
     void *data, ngx_int_t rc);
 static void ngx_http_cms_s3_resume(ngx_http_request_t *r);
-static ngx_int_t ngx_http_cms_s3_target(ngx_http_request_t *r,
-    ngx_str_t *method, ngx_str_t *key, ngx_str_t *query, u_char *sha256,
-    ngx_str_t *vars);
+static ngx_int_t ngx_http_cms_s3_target(ngx_pool_t *pool,
+    ngx_http_cms_s3_conf_t *scf, ngx_str_t *root, ngx_str_t *method,
+    ngx_str_t *key, ngx_str_t *query, u_char *sha256, ngx_str_t *vars);
 
 static void ngx_http_cms_s3_scope(ngx_http_cms_s3_conf_t *scf,
     cms_sigv4_scope_t *sc);
 static void ngx_http_cms_s3_unset(ngx_http_request_t *r, ngx_uint_t i);
-static ngx_int_t ngx_http_cms_s3_authorize(ngx_http_request_t *r,
-    ngx_http_cms_s3_conf_t *scf, ngx_str_t *vars, size_t path_len,
-    ngx_str_t *query);
+static ngx_int_t ngx_http_cms_s3_authorize(ngx_pool_t *pool,
+    ngx_log_t *log, ngx_http_cms_s3_conf_t *scf, ngx_str_t *vars,
+    size_t path_len, ngx_str_t *query);
 static ngx_int_t ngx_http_cms_s3_presign(ngx_http_request_t *r,
     ngx_http_cms_s3_conf_t *scf, ngx_str_t *key, ngx_str_t *query,
     ngx_str_t *url);
@@ -110,8 +107,8 @@ ngx_http_cms_s3_read(ngx_http_request_t *r, ngx_str_t *key, const char *type,
 
     /* GET for a HEAD too: proxy_cache sends a HEAD as GET, and nginx
        sends a HEAD's client no body either way */
-    if (ngx_http_cms_s3_target(r, &ngx_http_cms_s3_get, key, &query, NULL,
-                               vars)
+    if (ngx_http_cms_s3_target(r->pool, scf, &scf->root,
+                               &ngx_http_cms_s3_get, key, &query, NULL, vars)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -288,8 +285,9 @@ ngx_http_cms_s3_exchange(ngx_http_request_t *r, ngx_http_cms_s3_op_t *op,
     ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
 
     if (ps == NULL
-        || ngx_http_cms_s3_sign(r, method, &op->key, query, sha256, type,
-                                vars)
+        || ngx_http_cms_s3_sign(r->pool, r->connection->log,
+                                ngx_http_cms_s3_scf(r), NULL, method,
+                                &op->key, query, sha256, type, vars)
            != NGX_OK)
     {
         return NGX_ERROR;
@@ -516,22 +514,19 @@ ngx_http_cms_s3_type(ngx_str_t *key)
 /* where the request goes: its URL, path, Host, date and payload hash */
 /* long: one buffer for the URL, the hash and the date */
 static ngx_int_t
-ngx_http_cms_s3_target(ngx_http_request_t *r, ngx_str_t *method,
-    ngx_str_t *key, ngx_str_t *query, u_char *sha256, ngx_str_t *vars)
+ngx_http_cms_s3_target(ngx_pool_t *pool, ngx_http_cms_s3_conf_t *scf,
+    ngx_str_t *root, ngx_str_t *method, ngx_str_t *key, ngx_str_t *query,
+    u_char *sha256, ngx_str_t *vars)
 {
-    u_char                  *p;
-    size_t                   n;
-    ngx_http_cms_s3_conf_t  *scf;
-
-    scf = ((ngx_http_cms_main_conf_t *)
-           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
+    u_char  *p;
+    size_t   n;
 
     ngx_memzero(vars, sizeof(ngx_str_t) * NGX_HTTP_CMS_S3_VARS);
 
     /* origin "/bucket/prefix" key "?" query */
-    n = scf->root.len + key->len + (query ? 1 + query->len : 0);
+    n = root->len + key->len + (query ? 1 + query->len : 0);
 
-    p = ngx_pnalloc(r->pool, scf->origin.len + n + CMS_SIGV4_DATE_LEN + 1
+    p = ngx_pnalloc(pool, scf->origin.len + n + CMS_SIGV4_DATE_LEN + 1
                              + CMS_SIGV4_HEX_LEN);
     if (p == NULL) {
         return NGX_ERROR;
@@ -540,7 +535,7 @@ ngx_http_cms_s3_target(ngx_http_request_t *r, ngx_str_t *method,
     vars[NGX_HTTP_CMS_S3_URL].data = p;
     p = ngx_cpymem(p, scf->origin.data, scf->origin.len);
     vars[NGX_HTTP_CMS_S3_URI].data = p;
-    p = ngx_cpymem(p, scf->root.data, scf->root.len);
+    p = ngx_cpymem(p, root->data, root->len);
     p = ngx_cpymem(p, key->data, key->len);
 
     if (query) {
@@ -572,17 +567,18 @@ ngx_http_cms_s3_target(ngx_http_request_t *r, ngx_str_t *method,
 
 
 /* the target, then its signature */
-static ngx_int_t
-ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
+ngx_int_t
+ngx_http_cms_s3_sign(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_cms_s3_conf_t *scf, ngx_str_t *root, ngx_str_t *method,
     ngx_str_t *key, ngx_str_t *query, u_char *sha256, const char *type,
     ngx_str_t *vars)
 {
-    ngx_http_cms_s3_conf_t  *scf;
+    if (root == NULL) {
+        root = &scf->root;
+    }
 
-    scf = ((ngx_http_cms_main_conf_t *)
-           ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3;
-
-    if (ngx_http_cms_s3_target(r, method, key, query, sha256, vars)
+    if (ngx_http_cms_s3_target(pool, scf, root, method, key, query, sha256,
+                               vars)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -593,8 +589,8 @@ ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
         vars[NGX_HTTP_CMS_S3_TYPE].len = ngx_strlen(type);
     }
 
-    return ngx_http_cms_s3_authorize(r, scf, vars,
-                                     scf->root.len + key->len, query);
+    return ngx_http_cms_s3_authorize(pool, log, scf, vars,
+                                     root->len + key->len, query);
 }
 
 
@@ -605,8 +601,9 @@ ngx_http_cms_s3_sign(ngx_http_request_t *r, ngx_str_t *method,
  */
 /* long: the headers signed, the request, then the value's text */
 static ngx_int_t
-ngx_http_cms_s3_authorize(ngx_http_request_t *r, ngx_http_cms_s3_conf_t *scf,
-    ngx_str_t *vars, size_t path_len, ngx_str_t *query)
+ngx_http_cms_s3_authorize(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_cms_s3_conf_t *scf, ngx_str_t *vars, size_t path_len,
+    ngx_str_t *query)
 {
     int                   rc;
     u_char               *p;
@@ -653,7 +650,7 @@ ngx_http_cms_s3_authorize(ngx_http_request_t *r, ngx_http_cms_s3_conf_t *scf,
     rc = cms_sigv4_size(&rq, &sc, CMS_SIGV4_AUTHORIZATION, &size);
 
     if (rc == CMS_SIGV4_OK) {
-        p = ngx_pnalloc(r->pool, size);
+        p = ngx_pnalloc(pool, size);
         if (p == NULL) {
             return NGX_ERROR;
         }
@@ -665,7 +662,7 @@ ngx_http_cms_s3_authorize(ngx_http_request_t *r, ngx_http_cms_s3_conf_t *scf,
     }
 
     if (rc != CMS_SIGV4_OK) {
-        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_ALERT, log, 0,
                       "cms: signing \"%V %*s\" for the bucket failed: %s",
                       &vars[NGX_HTTP_CMS_S3_METHOD], path_len, rq.path,
                       cms_sigv4_error(rc));
@@ -731,7 +728,8 @@ ngx_http_cms_s3_signed_variable(ngx_http_request_t *r,
         query.len = vars[NGX_HTTP_CMS_S3_URI].len - path_len - 1;
     }
 
-    if (ngx_http_cms_s3_authorize(r, scf, vars, path_len, q ? &query : NULL)
+    if (ngx_http_cms_s3_authorize(r->pool, r->connection->log, scf, vars,
+                                  path_len, q ? &query : NULL)
         != NGX_OK)
     {
         return NGX_ERROR;

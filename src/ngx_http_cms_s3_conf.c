@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_conf.h"
+#include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_s3_int.h"
 #include "cms_url.h"
@@ -27,6 +28,8 @@
 
 static ngx_int_t ngx_http_cms_s3_endpoint(ngx_conf_t *cf,
     ngx_http_cms_s3_conf_t *scf);
+static ngx_int_t ngx_http_cms_s3_peer(ngx_conf_t *cf,
+    ngx_http_cms_s3_conf_t *scf, cms_url_t *u, ngx_uint_t path_style);
 static ngx_int_t ngx_http_cms_s3_origin(ngx_conf_t *cf,
     ngx_http_cms_s3_conf_t *scf, cms_url_t *u, ngx_uint_t path_style);
 static ngx_int_t ngx_http_cms_s3_names(ngx_conf_t *cf,
@@ -146,6 +149,13 @@ ngx_http_cms_s3_conf(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
                            "cms_storage s3: \"stage=%V\" is not a folder",
                            &scf->stage);
         return NGX_CONF_ERROR;
+    }
+
+    if (scf->origin.data[4] == 's') {
+        scf->ssl = ngx_http_cms_crypto_tls_client(cf, NULL);
+        if (scf->ssl == NULL) {
+            return NGX_CONF_ERROR;
+        }
     }
 
     mcf->storage = scf->stage;
@@ -382,6 +392,10 @@ ngx_http_cms_s3_origin(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf,
     scf->host.len = p - scf->host.data;
     ngx_strlow(scf->host.data, scf->host.data, scf->host.len);
 
+    if (ngx_http_cms_s3_peer(cf, scf, u, path_style) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     p = ngx_cpymem(scf->origin.data, u->https ? "https://" : "http://",
                    u->https ? 8 : 7);
     p = ngx_cpymem(p, scf->host.data, scf->host.len);
@@ -395,11 +409,43 @@ ngx_http_cms_s3_origin(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf,
         *p++ = '/';
     }
 
+    scf->bucket_root.data = scf->root.data;
+    scf->bucket_root.len = p - scf->root.data;
+
     if (scf->prefix.len) {
         p = ngx_cpymem(p, scf->prefix.data, scf->prefix.len);
     }
 
     scf->root.len = p - scf->root.data;
+
+    return NGX_OK;
+}
+
+
+/* the name and port the sweeper connects to: the Host without [] nor
+   port (ngx_http_cms_client.h) */
+static ngx_int_t
+ngx_http_cms_s3_peer(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf,
+    cms_url_t *u, ngx_uint_t path_style)
+{
+    u_char  *p;
+
+    scf->peer.data = ngx_pnalloc(cf->pool, scf->host.len + 1);
+    if (scf->peer.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    p = scf->peer.data;
+
+    if (!path_style) {
+        p = ngx_cpymem(p, scf->host.data, scf->bucket.len + 1);
+    }
+
+    p = ngx_cpymem(p, scf->endpoint.data + u->host.off, u->host.len);
+    scf->peer.len = p - scf->peer.data;
+    *p = '\0';
+    ngx_strlow(scf->peer.data, scf->peer.data, scf->peer.len);
+    scf->port = (in_port_t) u->port_num;
 
     return NGX_OK;
 }

@@ -59,6 +59,13 @@ struct ngx_http_cms_s3_conf_s {
     off_t                       part_size;
     ngx_uint_t                  redirect;   /* reads=redirect */
     cms_sigv4_cache_t           cache;
+
+    /* the sweeper's requests, on the client (ngx_http_cms_client.h) */
+    ngx_str_t                   peer;       /* the Host's name, no [] nor
+                                               port, NUL-terminated */
+    in_port_t                   port;
+    ngx_ssl_t                  *ssl;        /* https: certificate checked */
+    ngx_str_t                   bucket_root; /* "/bucket/" or "/" */
 };
 
 
@@ -110,6 +117,20 @@ extern ngx_str_t  ngx_http_cms_s3_delete;
 ngx_int_t ngx_http_cms_s3_exchange(ngx_http_request_t *r,
     ngx_http_cms_s3_op_t *op, ngx_str_t *method, ngx_str_t *query,
     u_char *sha256, const char *type, ngx_http_cms_s3_step_pt next);
+
+/* the bucket's configuration of r's server */
+#define ngx_http_cms_s3_scf(r)                                               \
+    (((ngx_http_cms_main_conf_t *)                                            \
+      ngx_http_get_module_main_conf(r, ngx_http_cms_module))->s3)
+
+/*
+ * "method" of root (NULL: the keys' root, "/bucket/prefix") + key, with
+ * "query", signed now: the variables' values into vars, in pool
+ */
+ngx_int_t ngx_http_cms_s3_sign(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_cms_s3_conf_t *scf, ngx_str_t *root, ngx_str_t *method,
+    ngx_str_t *key, ngx_str_t *query, u_char *sha256, const char *type,
+    ngx_str_t *vars);
 
 /* the caller's done(op->data, status), once */
 ngx_int_t ngx_http_cms_s3_report(ngx_http_request_t *r,

@@ -188,4 +188,16 @@ char *ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
 
+/*
+ * The sweeper (ngx_http_cms_store_sweep.c): queued removals retried and
+ * orphans found, on worker 0.  "cms_storage_reconcile off | TIME"
+ * (default 1h): how often the bucket or folder is looked through.
+ */
+char *ngx_http_cms_store_sweep_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+void ngx_http_cms_store_sweep_init_process(ngx_cycle_t *cycle,
+    ngx_http_cms_main_conf_t *mcf);
+void ngx_http_cms_store_sweep_exit_process(void);
+
+
 #endif /* _NGX_HTTP_CMS_STORE_H_INCLUDED_ */

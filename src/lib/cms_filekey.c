@@ -4,6 +4,7 @@
  */
 
 
+#include <string.h>
 #include "cms_filekey.h"
 
 
@@ -76,4 +77,70 @@ cms_filekey_parse(const char *s, size_t len, cms_filekey_t *k)
     k->ext_len = dot ? len - dot : 0;
 
     return 1;
+}
+
+
+
+/* s[0 .. n) of digits 0-9 a-f, and '-' where a UUID has them (uuid) */
+static int
+cms_filekey_hex(const char *s, size_t n, int uuid)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (uuid && (i == 8 || i == 13 || i == 18 || i == 23)) {
+            if (s[i] != '-') {
+                return 0;
+            }
+
+        } else if (!((s[i] >= '0' && s[i] <= '9')
+                     || (s[i] >= 'a' && s[i] <= 'f')))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/* s[0 .. n) "<name>.<ext>": the name "digits" long as hex() says, the
+   extension 1 to 10 of a-z 0-9 */
+static int
+cms_filekey_file(const char *s, size_t n, size_t digits, int uuid)
+{
+    size_t  i;
+
+    if (n < digits + 2 || n > digits + 11 || s[digits] != '.'
+        || !cms_filekey_hex(s, digits, uuid))
+    {
+        return 0;
+    }
+
+    for (i = digits + 1; i < n; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z'))) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+int
+cms_filekey_ours(const char *s, size_t len)
+{
+    if (s == NULL) {
+        return 0;
+    }
+
+    /* "users/" uuid "/" 32 hex "." ext */
+    if (len > 6 + 37 && memcmp(s, "users/", 6) == 0) {
+        return cms_filekey_hex(s + 6, 36, 1) && s[42] == '/'
+               && cms_filekey_file(s + 43, len - 43, 32, 0);
+    }
+
+    /* uuid "/" uuid "." ext */
+    return len > 37 && cms_filekey_hex(s, 36, 1) && s[36] == '/'
+           && cms_filekey_file(s + 37, len - 37, 36, 1);
 }

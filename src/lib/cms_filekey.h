@@ -37,5 +37,14 @@ typedef struct {
  */
 int cms_filekey_parse(const char *s, size_t len, cms_filekey_t *k);
 
+/*
+ * 1 when s[0 .. len) is a key the module itself makes: an upload's
+ * "<workspace uuid>/<asset uuid>.<ext>" or an avatar's
+ * "users/<user uuid>/<32 hex digits>.<ext>" (lowercase, the extension 1
+ * to 10 of a-z 0-9); 0 for anything else, which the store's sweeper
+ * never removes.
+ */
+int cms_filekey_ours(const char *s, size_t len);
+
 
 #endif /* _CMS_FILEKEY_H_INCLUDED_ */

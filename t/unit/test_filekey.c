@@ -136,6 +136,60 @@ test_filekey_parts(void **state)
 }
 
 
+static void
+test_filekey_ours(void **state)
+{
+    size_t       i;
+    const char  *ours[] = {
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.png",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.mp4",
+        "users/0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "00112233445566778899aabbccddeeff.webp",
+    };
+    const char  *others[] = {
+        "",
+        "ws/asset.png",
+        "users/x/y.png",
+        /* uppercase, a missing or long extension, a dash misplaced */
+        "0B3E4C1A-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.png",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.abcdefghijk",
+        "0b3e4c1a9-f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.png",
+        /* a deeper path, the avatar's name too short or not hex */
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/x/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.png",
+        "users/0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "00112233445566778899aabbccddee.webp",
+        "users/0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "00112233445566778899aabbccddeegg.webp",
+        "users/0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "00112233445566778899aabbccddeeff.We",
+    };
+
+    (void) state;
+
+    for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+        assert_true(cms_filekey_ours(ours[i], strlen(ours[i])));
+        /* every shorter prefix is refused */
+        assert_false(cms_filekey_ours(ours[i], 40));
+    }
+
+    for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        assert_false(cms_filekey_ours(others[i], strlen(others[i])));
+    }
+
+    assert_false(cms_filekey_ours(NULL, 0));
+}
+
+
 int
 main(void)
 {
@@ -144,6 +198,7 @@ main(void)
         cmocka_unit_test(test_filekey_bad),
         cmocka_unit_test(test_filekey_length),
         cmocka_unit_test(test_filekey_parts),
+        cmocka_unit_test(test_filekey_ours),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,16 @@ const fs = require('fs');
 const S3rver = require('s3rver');
 const AWSAccount = require('s3rver/lib/models/account');
 
+// s3rver makes ListObjectsV2's continuation tokens with DES, which OpenSSL 3 keeps in its
+// legacy provider: the same tokens from AES-128-CBC (key and IV doubled), so a listing's
+// second page works
+for (const name of ['createCipheriv', 'createDecipheriv']) {
+    const make = crypto[name];
+    crypto[name] = (alg, key, iv, ...rest) => (alg === 'des'
+        ? make('aes-128-cbc', Buffer.concat([key, key]), Buffer.concat([iv, iv]), ...rest)
+        : make(alg, key, iv, ...rest));
+}
+
 const opt = { region: 'us-east-1' };
 for (let i = 2; i < process.argv.length; i += 2) {
     opt[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -136,9 +146,11 @@ const server = new S3rver({
 const xml = (code, message) => '<?xml version="1.0" encoding="UTF-8"?>\n'
     + `<Error><Code>${code}</Code><Message>${message.replace(/[<>&]/g, '')}</Message></Error>`;
 
-// a test's fault: while <dir>.refuse-part holds N, part N of every multipart upload is
-// answered 500 (the bucket failing halfway)
+// a test's faults: while <dir>.refuse-part holds N, part N of every multipart upload is
+// answered 500 (the bucket failing halfway); while <dir>.refuse-delete exists, every
+// object's DELETE is
 function refused(ctx) {
+    if (ctx.method === 'DELETE') { return fs.existsSync(`${opt.dir}.refuse-delete`); }
     const f = `${opt.dir}.refuse-part`;
     if (ctx.method !== 'PUT' || !fs.existsSync(f)) { return false; }
     const n = fs.readFileSync(f, 'utf8').trim();

@@ -12,6 +12,8 @@ Cms::S3 - an S3-compatible server on loopback that checks every signature, for t
     $s3->requests;                           # what it was asked, [{method, url, payload, status}]
     $s3->object('ws/key.png');               # the bytes it holds at a key, or undef
     $s3->keys('ws/');                        # the keys under a prefix
+    $s3->refuse_delete(1);                   # every DELETE of an object answered 500
+    $s3->object_file('ws/key.png');          # the server's file of an object
     $s3->sdk(get => 'ws/key.png');           # the same through the AWS SDK for JavaScript
     $s3->sdk(put => 'ws/key.png', $bytes, 'image/png');
     $s3->stop;                               # also at exit
@@ -155,6 +157,18 @@ sub refuse_part {
     print $fh "$n\n";
     close $fh;
 }
+
+# every object's DELETE answered 500 from now on ($on true), or none
+sub refuse_delete {
+    my ($self, $on) = @_;
+    my $f = "$self->{dir}/data.refuse-delete";
+    return unlink $f unless $on;
+    open my $fh, '>', $f or die "$f: $!";
+    close $fh;
+}
+
+# where the server keeps the object at $key (its file's mtime is the LastModified)
+sub object_file { "$_[0]{dir}/data/$BUCKET/$_[1]._S3rver_object" }
 
 # the multipart uploads begun and neither completed nor aborted (s3rver's folder of them)
 sub open_uploads {
