@@ -83,7 +83,7 @@ build: $(NGX_SRC)/objs/Makefile $(DOCS_DATA) $(ADMIN) | deps-build
 
 $(BUILD)/cms-admin: $(ADMIN_SRCS) $(ADMIN_HDRS) $(LIB_SRCS) $(LIB_HDRS) | deps-build
 	@mkdir -p $(@D)
-	$(CC) $(ADMIN_CFLAGS) -o $@ $(ADMIN_SRCS) $(LIB_SRCS) -lpq $(LIB_LIBS)
+	$(CC) $(ADMIN_CFLAGS) -DCMS_ADMIN_SQL_DIR='"$(CURDIR)/sql"' -o $@ $(ADMIN_SRCS) $(LIB_SRCS) -lpq $(LIB_LIBS)
 
 $(DOCS_DATA): openapi/openapi.yaml scripts/docs-embed tools/node/package-lock.json | deps-build
 	scripts/docs-embed $@

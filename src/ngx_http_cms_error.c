@@ -11,11 +11,13 @@
 #include <libpq-fe.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
+#include "ngx_http_cms_schema.h"
 
 
 /* the longest message and param an error body echoes (bytes, cut "...") */
 
 
+static ngx_uint_t ngx_http_cms_error_schema(const char *state);
 static ngx_uint_t ngx_http_cms_error_sqlstate(const char *state,
     const char *msg);
 static void ngx_http_cms_outbound_resolved(void *data, ngx_int_t rc,
@@ -217,6 +219,11 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
                      "badly"),
     ngx_http_cms_err(503, "provider_unavailable", "service_unavailable",
                      "The video provider is unreachable; retry later"),
+
+    /* operations */
+    ngx_http_cms_err(503, "schema_out_of_date", "service_unavailable",
+                     "The database's schema is older than this server "
+                     "needs; retry once it is migrated"),
 };
 
 
@@ -425,6 +432,11 @@ ngx_http_cms_error_check(ngx_http_request_t *r, PGresult *res,
         return ngx_http_cms_error_refused(r, res, code);
     }
 
+    if (ngx_http_cms_error_schema(state)) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_SCHEMA_OUT_OF_DATE,
+                                 NULL);
+    }
+
     /* data exceptions: a client's value the checks let through */
     if (state != NULL && state[0] == '2' && state[1] == '2') {
         /* the server's message may quote the value: 48 bytes of it */
@@ -442,6 +454,19 @@ ngx_http_cms_error_check(ngx_http_request_t *r, PGresult *res,
                   state ? state : "none");
 
     return NGX_ERROR;
+}
+
+
+/* a relation, column or function the database lacks: a schema behind
+   the module's, unless it is known to be current */
+static ngx_uint_t
+ngx_http_cms_error_schema(const char *state)
+{
+    return state != NULL
+           && (ngx_strcmp(state, "42P01") == 0
+               || ngx_strcmp(state, "42703") == 0
+               || ngx_strcmp(state, "42883") == 0)
+           && ngx_http_cms_schema_suspect() == NGX_OK;
 }
 
 

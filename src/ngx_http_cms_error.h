@@ -120,6 +120,9 @@ typedef enum {
     NGX_HTTP_CMS_ERR_PROVIDER_ERROR,
     NGX_HTTP_CMS_ERR_PROVIDER_UNAVAILABLE,
 
+    /* operations */
+    NGX_HTTP_CMS_ERR_SCHEMA_OUT_OF_DATE,
+
     NGX_HTTP_CMS_ERR_LAST
 } ngx_http_cms_err_e;
 

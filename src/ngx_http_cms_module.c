@@ -26,6 +26,7 @@
 #include "ngx_http_cms_cdn.h"
 #include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_store.h"
+#include "ngx_http_cms_schema.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_status.h"
@@ -547,6 +548,7 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
     ngx_http_cms_deliver_init_process(cycle, mcf);
     ngx_http_cms_cdn_init_process(cycle, mcf);
     ngx_http_cms_store_sweep_init_process(cycle, mcf);
+    ngx_http_cms_schema_init_process(cycle, mcf);
 
     return NGX_OK;
 }

@@ -263,6 +263,9 @@ struct ngx_http_cms_ctx_s {
     unsigned                    fused_read:1;  /* the key came with the
                                                   route's record */
     unsigned                    reading:1;     /* within the read step */
+    unsigned                    schema_free:1; /* a route that answers
+                                                  whatever the schema
+                                                  (files, health, docs) */
     unsigned                    body_in:1;
     unsigned                    body_file:2;   /* the route's body is a
                                                   file: its kind

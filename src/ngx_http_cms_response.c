@@ -127,6 +127,7 @@ ngx_http_cms_finish(ngx_http_request_t *r, ngx_int_t rc)
 }
 
 
+/* long: the status, its log line, then the body */
 static ngx_int_t
 ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_int_t rc)
@@ -145,8 +146,12 @@ ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     status = ctx->has_err ? ngx_http_cms_error_get(ctx->err.code)->status
                           : (ngx_uint_t) rc;
 
-    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR) {
-        /* the cause is logged where it happened; this ties it to the id */
+    /* the cause is logged where it happened; this ties it to the id (an
+       old schema is logged once per worker, not per request) */
+    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR
+        && !(ctx->has_err
+             && ctx->err.code == NGX_HTTP_CMS_ERR_SCHEMA_OUT_OF_DATE))
+    {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "cms: answering %ui to request \"%*s\"", status,
                       (size_t) NGX_HTTP_CMS_REQUEST_ID_LEN, ctx->request_id);

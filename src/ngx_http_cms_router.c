@@ -25,6 +25,7 @@
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_idempotency.h"
 #include "ngx_http_cms_public.h"
+#include "ngx_http_cms_schema.h"
 
 
 #define NGX_HTTP_CMS_PREFIX      "/v1"
@@ -118,7 +119,13 @@ static ngx_http_cms_handler_pt  *ngx_http_cms_families[] = {
 };
 
 
-/* the stored files first: the hottest route, served from disk */
+/*
+ * The stored files first: the hottest route, served from disk.  The
+ * first three tables answer whatever the database's schema (an old one
+ * refuses every other route: ngx_http_cms_schema.h).
+ */
+#define NGX_HTTP_CMS_ROUTER_SCHEMA_FREE  3
+
 static ngx_http_cms_route_t  *ngx_http_cms_tables[] = {
     ngx_http_cms_files_routes,
     ngx_http_cms_health_routes,
@@ -226,6 +233,7 @@ ngx_http_cms_router_match(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
             if (rt->method == method) {
                 ctx->route = rt;
                 ctx->body_file = ngx_http_cms_router_file(t);
+                ctx->schema_free = (t < NGX_HTTP_CMS_ROUTER_SCHEMA_FREE);
                 return NGX_OK;
             }
 
@@ -382,6 +390,13 @@ ngx_http_cms_router_dispatch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ctx->step = 0;
     ctx->resume = ngx_http_cms_router_resume;
+
+    if (!ctx->schema_free
+        && ngx_http_cms_schema_state() == NGX_HTTP_CMS_SCHEMA_BEHIND)
+    {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_SCHEMA_OUT_OF_DATE,
+                                 NULL);
+    }
 
     return ngx_http_cms_router_run(r, ctx);
 }

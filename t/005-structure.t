@@ -35,6 +35,11 @@ for my $f (glob("$root/src/*.[ch]"), glob("$root/src/lib/*.[ch]")) {
 }
 is_deeply \@wide, [], 'no line of src/ over 80 columns';
 
+# the schema the module needs is the newest migration (src/ngx_http_cms_schema.h)
+my ($newest) = map { m{([^/]+)\.sql$} } (sort glob("$root/sql/[0-9][0-9][0-9][0-9]_*.sql"))[-1];
+my ($needed) = `grep -h 'define NGX_HTTP_CMS_SCHEMA ' $root/src/ngx_http_cms_schema.h` =~ /"([^"]+)"/;
+is $needed, $newest, 'NGX_HTTP_CMS_SCHEMA names the newest migration of sql/';
+
 my $table = `perl $root/scripts/routes --markdown`;
 open my $fh, '<', "$root/README.md" or die "README.md: $!";
 my $readme = do { local $/; <$fh> };

@@ -64,7 +64,9 @@ enum {
     CMS_ADMIN_OPT_UPLOAD,
     CMS_ADMIN_OPT_CUSTOM_MODULES,
     CMS_ADMIN_OPT_SITES,
-    CMS_ADMIN_OPT_WEBHOOKS
+    CMS_ADMIN_OPT_WEBHOOKS,
+    CMS_ADMIN_OPT_DIR,
+    CMS_ADMIN_OPT_CHECK
 };
 
 
@@ -118,7 +120,8 @@ static const cms_admin_field_t  cms_admin_fields[] = {
     cms_admin_field(CMS_ADMIN_OPT_UPLOAD, upload),
     cms_admin_field(CMS_ADMIN_OPT_CUSTOM_MODULES, custom_modules),
     cms_admin_field(CMS_ADMIN_OPT_SITES, sites),
-    cms_admin_field(CMS_ADMIN_OPT_WEBHOOKS, webhooks)
+    cms_admin_field(CMS_ADMIN_OPT_WEBHOOKS, webhooks),
+    cms_admin_field(CMS_ADMIN_OPT_DIR, dir)
 };
 
 #define CMS_ADMIN_NFIELDS                                                     \
@@ -260,6 +263,13 @@ static const struct option  cms_admin_plan_options[] = {
     cms_admin_null_option
 };
 
+static const struct option  cms_admin_migrate_options[] = {
+    CMS_ADMIN_GLOBAL_OPTIONS,
+    cms_admin_opt("dir", required_argument, CMS_ADMIN_OPT_DIR),
+    cms_admin_opt("check", no_argument, CMS_ADMIN_OPT_CHECK),
+    cms_admin_null_option
+};
+
 
 static const cms_admin_command_t  cms_admin_commands[] = {
     { "user", "create", cms_admin_user_create_options,
@@ -308,6 +318,8 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_plan_list, 1, 0 },
     { "account", "mail", cms_admin_global_options,
       cms_admin_account_mail, 1, 1 },
+    { "migrate", NULL, cms_admin_migrate_options,
+      cms_admin_migrate, 1, 0 },
     { "help", NULL, cms_admin_global_options,
       cms_admin_help, 0, 0 },
     { NULL, NULL, NULL, NULL, 0, 0 }
@@ -390,6 +402,11 @@ static const char  cms_admin_usage_text[] =
 "  plan list\n"
 "      one line per plan: name members storage upload custom_modules\n"
 "      sites webhooks\n"
+"  migrate [--dir DIR] [--check]\n"
+"      applies the migrations of DIR (default: the build's sql/) the\n"
+"      database has not recorded, in order, each in a transaction, under\n"
+"      an advisory lock (hosts may run it at once); --check applies\n"
+"      nothing, prints the pending ones and exits 1 if there is one\n"
 "  account mail\n"
 "      hands over the waiting password-reset and verification messages:\n"
 "      one line each: id type email token (marked sent); needs --secret\n"
@@ -569,6 +586,10 @@ cms_admin_set(int opt, const char *name, char *arg, cms_admin_args_t *a)
 
     case CMS_ADMIN_OPT_SANDBOX:
         a->sandbox = 1;
+        return 0;
+
+    case CMS_ADMIN_OPT_CHECK:
+        a->check = 1;
         return 0;
     }
 

@@ -76,7 +76,9 @@ typedef struct {
     unsigned       verified:1;
     unsigned       inactive:1;
     unsigned       suspended:1;
+    const char    *dir;
     unsigned       sandbox:1;
+    unsigned       check:1;
 } cms_admin_args_t;
 
 
@@ -196,6 +198,9 @@ int cms_admin_extkey_revoke(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_invoice_create(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 int cms_admin_extension_list(cms_admin_ctx_t *ctx,
     const cms_admin_args_t *a);
+
+/* cms_admin_migrate.c */
+int cms_admin_migrate(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
 
 /* cms_admin_plans.c */
 int cms_admin_plan_set(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
