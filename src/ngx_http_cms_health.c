@@ -52,6 +52,10 @@ static ngx_int_t ngx_http_cms_health_readiness(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 
 
+/* a 503 of health says when to ask again */
+static ngx_str_t  ngx_http_cms_health_retry_name = ngx_string("Retry-After");
+static ngx_str_t  ngx_http_cms_health_retry = ngx_string("5");
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_health_sql =
     ngx_http_cms_pg_stmt("SELECT 1", 0);
 
@@ -186,9 +190,18 @@ ngx_http_cms_health_answer(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     body = answers[h->pg_ok | (h->redis_ok << 1)];
 
-    return ngx_http_cms_send(r, (h->pg_ok && h->redis_ok)
-                                ? NGX_HTTP_OK
-                                : NGX_HTTP_SERVICE_UNAVAILABLE, &body);
+    if (h->pg_ok && h->redis_ok) {
+        return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    }
+
+    if (ngx_http_cms_header_add(r, &ngx_http_cms_health_retry_name,
+                                &ngx_http_cms_health_retry)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_send(r, NGX_HTTP_SERVICE_UNAVAILABLE, &body);
 }
 
 
@@ -201,9 +214,6 @@ ngx_http_cms_health_readiness(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_str_t    body;
     ngx_uint_t   ready;
     const char  *status, *schema;
-
-    static ngx_str_t  retry_name = ngx_string("Retry-After");
-    static ngx_str_t  retry = ngx_string("5");
 
     schema = !h->pg_ok ? "unknown"
              : h->schema == NGX_HTTP_CMS_SCHEMA_CURRENT ? "current"
@@ -230,7 +240,9 @@ ngx_http_cms_health_readiness(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                - body.data;
 
     if (!ready
-        && ngx_http_cms_header_add(r, &retry_name, &retry) != NGX_OK)
+        && ngx_http_cms_header_add(r, &ngx_http_cms_health_retry_name,
+                                   &ngx_http_cms_health_retry)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }

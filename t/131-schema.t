@@ -95,7 +95,9 @@ $r = http(GET => '/v1/health/ready');
 is $r->{status}, 200, 'Redis unreachable: ready still 200';
 is_deeply [@{$r->{json} // {}}{qw(status redis schema)}], ['degraded', 'degraded', 'current'],
     '... status degraded, redis degraded';
-is http(GET => '/v1/health')->{status}, 503, '... /v1/health (every dependency) 503';
+$r = http(GET => '/v1/health');
+is $r->{status}, 503, '... /v1/health (every dependency) 503';
+is $r->{headers}{'retry-after'}, '5', '... with Retry-After: 5';
 
 # --- an empty database ---------------------------------------------------------------------
 my $empty = "cms_empty_$$";
