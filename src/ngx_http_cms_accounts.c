@@ -14,6 +14,7 @@
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_auth.h"
+#include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_password.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_ratelimit.h"
@@ -27,6 +28,8 @@ typedef struct {
     ngx_str_t                   email;
     ngx_str_t                   password;
     ngx_str_t                   name;
+    ngx_str_t                   invitation;  /* the token, or empty */
+    ngx_str_t                   token_hash;  /* its hash, hex */
     ngx_str_t                   user_id;
     ngx_str_t                   user_json;
     ngx_uint_t                  gen;         /* users.session_gen */
@@ -75,16 +78,21 @@ static ngx_int_t ngx_http_cms_accounts_session(ngx_http_request_t *r,
       NULL, NULL, 0, NULL },                                                 \
     { "password", CMS_FIELD_STRING, CMS_FIELD_REQUIRED, 3,                   \
       NGX_HTTP_CMS_ERR_INVALID_REQUEST, 0, 0, CMS_PASSWORD_MAX_LEN,          \
-      NULL, password_check, NGX_HTTP_CMS_ERR_PASSWORD_TOO_SHORT, NULL },     \
-    cms_fields_end
+      NULL, password_check, NGX_HTTP_CMS_ERR_PASSWORD_TOO_SHORT, NULL }
 
+/* a signup may carry an invitation's token: the account joins its
+   workspace at once (and with "cms_signup invite" must) */
 static const cms_field_t  ngx_http_cms_accounts_signup_fields[] = {
     NGX_HTTP_CMS_ACCOUNT_FIELDS(cms_email_valid,
-                                ngx_http_cms_password_long_enough)
+                                ngx_http_cms_password_long_enough),
+    { .name = "invitation", .type = CMS_FIELD_STRING,
+      .flags = CMS_FIELD_NULLABLE, .param = 4, .min = 1, .max = 512 },
+    cms_fields_end
 };
 
 static const cms_field_t  ngx_http_cms_accounts_login_fields[] = {
-    NGX_HTTP_CMS_ACCOUNT_FIELDS(NULL, NULL)
+    NGX_HTTP_CMS_ACCOUNT_FIELDS(NULL, NULL),
+    cms_fields_end
 };
 
 static const cms_fields_t  ngx_http_cms_accounts_signup_input = {
@@ -107,6 +115,14 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_insert_sql =
         " ON CONFLICT ((lower(email))) DO NOTHING"
         " RETURNING id, cms_user_json(users)::text",
         3);
+
+/* $4 the invitation token's hash (hex): the account and its membership
+   in one transaction (sql/0038) */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_invited_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT id, user_json"
+        " FROM cms_signup_invited($1, $2, $3, decode($4, 'hex'))",
+        4);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_accounts_find_sql =
     ngx_http_cms_pg_stmt(
@@ -140,8 +156,15 @@ ngx_http_cms_route_t  ngx_http_cms_accounts_routes[] = {
 static ngx_int_t
 ngx_http_cms_accounts_signup(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t                rc;
-    ngx_http_cms_account_t  *a;
+    ngx_int_t                  rc;
+    ngx_http_cms_account_t    *a;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->signup == NGX_HTTP_CMS_SIGNUP_OFF) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_SIGNUP_DISABLED, NULL);
+    }
 
     rc = ngx_http_cms_accounts_read(r, ctx, 1);
     if (rc != NGX_OK) {
@@ -149,6 +172,24 @@ ngx_http_cms_accounts_signup(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     a = ctx->data;
+
+    if (a->invitation.len == 0) {
+        if (mcf->signup == NGX_HTTP_CMS_SIGNUP_INVITE) {
+            return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVITATION_REQUIRED,
+                                     "invitation");
+        }
+
+    } else {
+        /* a forged, altered or expired token: refused before any work */
+        rc = ngx_http_cms_crypto_token_check(r, NGX_HTTP_CMS_INVITE_KIND,
+                                             &a->invitation, &a->token_hash);
+        if (rc != NGX_OK) {
+            return (rc == NGX_DECLINED)
+                   ? ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_INVITATION,
+                                       "invitation")
+                   : NGX_ERROR;
+        }
+    }
 
     /* before the hash: a throttled request costs no argon2 work */
     return ngx_http_cms_ratelimit_throttle(r, ctx, 1, &a->email,
@@ -172,7 +213,7 @@ static ngx_int_t
 ngx_http_cms_accounts_hashed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t ok, ngx_str_t *encoded)
 {
-    ngx_str_t                args[3];
+    ngx_str_t                args[4];
     ngx_http_cms_account_t  *a;
 
     if (!ok) {
@@ -186,6 +227,12 @@ ngx_http_cms_accounts_hashed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     args[0] = a->email;
     args[1] = a->name;
     args[2] = *encoded;
+    args[3] = a->token_hash;
+
+    if (a->token_hash.len) {
+        return ngx_http_cms_pg_query(r, &ngx_http_cms_accounts_invited_sql,
+                                     args, 4, ngx_http_cms_accounts_created);
+    }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_accounts_insert_sql, args,
                                  3, ngx_http_cms_accounts_created);
@@ -365,13 +412,14 @@ ngx_http_cms_accounts_session(ngx_http_request_t *r,
 }
 
 
-/* the body of signup and login: $1 email, $2 name, $3 password */
+/* the body of signup and login: $1 email, $2 name, $3 password, $4 a
+   signup's invitation */
 static ngx_int_t
 ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t signup)
 {
     ngx_int_t                rc;
-    ngx_str_t                args[3];
+    ngx_str_t                args[4];
     ngx_http_cms_account_t  *a;
 
     a = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_account_t));
@@ -384,7 +432,7 @@ ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     rc = ngx_http_cms_json_read(r, ctx->body,
                                 signup ? &ngx_http_cms_accounts_signup_input
                                        : &ngx_http_cms_accounts_login_input,
-                                CMS_FIELDS_CREATE, args, 3);
+                                CMS_FIELDS_CREATE, args, signup ? 4 : 3);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -392,6 +440,9 @@ ngx_http_cms_accounts_read(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     a->email = args[0];
     a->name = args[1];
     a->password = args[2];
+    if (signup) {
+        a->invitation = args[3];
+    }
 
     return NGX_OK;
 }

@@ -162,6 +162,8 @@ ngx_int_t ngx_http_cms_crypto_publishable(const u_char *seed, size_t len,
  * forged, of another kind or expired (checked before any query), or
  * NGX_ERROR.
  */
+#define NGX_HTTP_CMS_INVITE_KIND  "inv"     /* an invitation's token */
+
 ngx_int_t ngx_http_cms_crypto_token_make(ngx_http_request_t *r,
     const char *kind, time_t expires, ngx_str_t *id, ngx_str_t *token,
     ngx_str_t *hex);

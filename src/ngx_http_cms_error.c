@@ -224,6 +224,11 @@ static ngx_http_cms_error_t  ngx_http_cms_errors[] = {
     ngx_http_cms_err(503, "schema_out_of_date", "service_unavailable",
                      "The database's schema is older than this server "
                      "needs; retry once it is migrated"),
+    ngx_http_cms_err(403, "signup_disabled", "forbidden",
+                     "Sign-up is turned off on this server; ask an "
+                     "administrator for an account"),
+    ngx_http_cms_err(403, "invitation_required", "forbidden",
+                     "Sign-up on this server needs an invitation"),
 };
 
 

@@ -122,6 +122,8 @@ typedef enum {
 
     /* operations */
     NGX_HTTP_CMS_ERR_SCHEMA_OUT_OF_DATE,
+    NGX_HTTP_CMS_ERR_SIGNUP_DISABLED,
+    NGX_HTTP_CMS_ERR_INVITATION_REQUIRED,
 
     NGX_HTTP_CMS_ERR_LAST
 } ngx_http_cms_err_e;

@@ -33,9 +33,6 @@
 #include "cms_uuid.h"
 
 
-#define NGX_HTTP_CMS_INVITE_KIND       "inv"
-
-
 static ngx_int_t ngx_http_cms_members_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_members_update(ngx_http_request_t *r,

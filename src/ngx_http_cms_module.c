@@ -306,6 +306,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->retention = NGX_CONF_UNSET;
     mcf->purge_interval = NGX_CONF_UNSET_MSEC;
     mcf->reconcile = NGX_CONF_UNSET_MSEC;
+    mcf->signup = NGX_CONF_UNSET_UINT;
     mcf->ext_reload_grace = NGX_CONF_UNSET;
     mcf->ext_rotation_grace = NGX_CONF_UNSET;
     mcf->ui_token_ttl = NGX_CONF_UNSET;
@@ -354,6 +355,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_value(mcf->retention, 30 * 86400);
     ngx_conf_init_msec_value(mcf->purge_interval, 3600 * 1000);
     ngx_conf_init_msec_value(mcf->reconcile, 3600 * 1000);
+    ngx_conf_init_uint_value(mcf->signup, NGX_HTTP_CMS_SIGNUP_ON);
     ngx_conf_init_msec_value(mcf->idem_ttl, 86400 * 1000);
     ngx_conf_init_msec_value(mcf->idem_lock, 30 * 1000);
     ngx_conf_init_msec_value(mcf->lock_ttl, 120 * 1000);

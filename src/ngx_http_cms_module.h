@@ -68,6 +68,14 @@ typedef enum {
 } ngx_http_cms_shape_e;
 
 
+/* who may sign up (cms_signup) */
+typedef enum {
+    NGX_HTTP_CMS_SIGNUP_OFF = 0,          /* nobody: cms-admin makes users */
+    NGX_HTTP_CMS_SIGNUP_ON,               /* anyone */
+    NGX_HTTP_CMS_SIGNUP_INVITE            /* with an invitation's token */
+} ngx_http_cms_signup_e;
+
+
 /* the login and signup throttles (cms_auth_throttle), per action and key */
 typedef enum {
     NGX_HTTP_CMS_THROTTLE_LOGIN_EMAIL = 0,
@@ -127,6 +135,8 @@ typedef struct {
     ngx_msec_t                  purge_interval;
     ngx_msec_t                  reconcile;     /* cms_storage_reconcile;
                                                   0: off */
+    ngx_uint_t                  signup;        /* cms_signup:
+                                                  NGX_HTTP_CMS_SIGNUP_* */
     ngx_str_t                   storage;
     ngx_str_t                   files_base;    /* cms_storage base_url= */
     ngx_flag_t                  test_routes;

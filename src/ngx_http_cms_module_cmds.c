@@ -56,6 +56,15 @@ static ngx_conf_post_handler_pt  ngx_http_cms_plan_name_p =
     ngx_http_cms_plan_name;
 
 
+/* cms_signup */
+static ngx_conf_enum_t  ngx_http_cms_signup_modes[] = {
+    { ngx_string("off"), NGX_HTTP_CMS_SIGNUP_OFF },
+    { ngx_string("on"), NGX_HTTP_CMS_SIGNUP_ON },
+    { ngx_string("invite"), NGX_HTTP_CMS_SIGNUP_INVITE },
+    { ngx_null_string, 0 }
+};
+
+
 ngx_command_t  ngx_http_cms_commands[] = {
 
     { ngx_string("cms"),
@@ -136,6 +145,13 @@ ngx_command_t  ngx_http_cms_commands[] = {
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, invite_ttl),
       NULL },
+
+    { ngx_string("cms_signup"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, signup),
+      &ngx_http_cms_signup_modes },
 
     { ngx_string("cms_upload_ttl"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
