@@ -22,8 +22,9 @@ run=(postgresql redis-server curl ca-certificates libmagic1)
 # libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006) and t/007 (build has it).
 # openssl (the command) and libio-socket-ssl-perl: t/044 makes a CA and certificates, and
 # relays PostgreSQL's protocol over TLS. varnish: t/126's shared cache in front of nginx.
+# prometheus: its promtool checks cms_status's text (t/133); the server is not started.
 test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
-      libyaml-libyaml-perl openssl libio-socket-ssl-perl varnish)
+      libyaml-libyaml-perl openssl libio-socket-ssl-perl varnish prometheus)
 # pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
 # metapackage on bookworm, so only wrk is extra.
 bench=(wrk)

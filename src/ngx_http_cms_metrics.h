@@ -66,6 +66,35 @@ typedef enum {
     NGX_HTTP_CMS_G_LANE_GAUGES
 } ngx_http_cms_lane_gauge_e;
 
+/*
+ * Requests (counted in the log phase, ngx_http_cms_metrics.c): by route
+ * family (the first segment below /v1/), method and status class, and a
+ * latency histogram per family, its upper bounds in ms
+ * (NGX_HTTP_CMS_RQ_BOUNDS); the last bucket is +Inf.
+ */
+#define NGX_HTTP_CMS_RQ_FAMILIES   11
+#define NGX_HTTP_CMS_RQ_METHODS    8
+#define NGX_HTTP_CMS_RQ_CLASSES    5
+#define NGX_HTTP_CMS_RQ_BUCKETS    14
+#define NGX_HTTP_CMS_RQ_BOUNDS                                                \
+    { 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000 }
+
+typedef struct {
+    ngx_atomic_t                count[NGX_HTTP_CMS_RQ_FAMILIES]
+                                     [NGX_HTTP_CMS_RQ_METHODS]
+                                     [NGX_HTTP_CMS_RQ_CLASSES];
+    ngx_atomic_t                bucket[NGX_HTTP_CMS_RQ_FAMILIES]
+                                      [NGX_HTTP_CMS_RQ_BUCKETS];
+    ngx_atomic_t                ms[NGX_HTTP_CMS_RQ_FAMILIES];  /* sum */
+} ngx_http_cms_metrics_requests_t;
+
+/* the labels' values, in the arrays' order */
+extern const char  *ngx_http_cms_metrics_families[NGX_HTTP_CMS_RQ_FAMILIES];
+extern const char  *ngx_http_cms_metrics_methods[NGX_HTTP_CMS_RQ_METHODS];
+extern const ngx_msec_t  ngx_http_cms_metrics_bounds[
+                             NGX_HTTP_CMS_RQ_BUCKETS - 1];
+
+
 #define NGX_HTTP_CMS_METRICS_POOLS  2
 #define NGX_HTTP_CMS_METRICS_LANES  2
 #define NGX_HTTP_CMS_METRICS_OUTBOXES  2
@@ -84,6 +113,7 @@ typedef struct {
     /* the oldest pending event's age in ms, plus 1 (0: not known), of the
        content and the extension outboxes: the jobs' worker asks */
     ngx_atomic_t                outbox_lag[NGX_HTTP_CMS_METRICS_OUTBOXES];
+    ngx_http_cms_metrics_requests_t  requests;
 } ngx_http_cms_metrics_worker_t;
 
 
@@ -102,6 +132,10 @@ extern ngx_http_cms_metrics_worker_t  *ngx_http_cms_metrics_mine;
  * NGX_OK or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_metrics_zone(ngx_conf_t *cf);
+
+/* the log phase's handler that counts requests below /v1/ (postconfiguration)
+   when a location has cms_status; NGX_OK or NGX_ERROR */
+ngx_int_t ngx_http_cms_metrics_init(ngx_conf_t *cf);
 
 /* Claims this worker's record when there is a zone.  NGX_OK. */
 ngx_int_t ngx_http_cms_metrics_init_process(ngx_cycle_t *cycle);

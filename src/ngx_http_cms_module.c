@@ -27,6 +27,7 @@
 #include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_schema.h"
+#include "ngx_http_cms_metrics.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_thread.h"
 #include "ngx_http_cms_status.h"
@@ -228,6 +229,7 @@ ngx_http_cms_postconfiguration(ngx_conf_t *cf)
 
     if (ngx_http_cms_response_init(cf) != NGX_OK
         || ngx_http_cms_body_init(cf) != NGX_OK
+        || ngx_http_cms_metrics_init(cf) != NGX_OK
         || ngx_http_cms_resolve_init(cf) != NGX_OK)
     {
         return NGX_ERROR;

@@ -392,7 +392,7 @@ ngx_http_cms_router_dispatch(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->resume = ngx_http_cms_router_resume;
 
     if (!ctx->schema_free
-        && ngx_http_cms_schema_state() == NGX_HTTP_CMS_SCHEMA_BEHIND)
+        && ngx_http_cms_schema_behind())
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_SCHEMA_OUT_OF_DATE,
                                  NULL);

@@ -1,8 +1,10 @@
 
 /*
  * The schema check (ngx_http_cms_schema.h): each worker asks at its
- * start, then every 5 s while the schema is behind or the database did
- * not answer, every minute once it is current.  A state change is logged
+ * first request (which goes on meanwhile: a query on a relation the
+ * database lacks is a 503 too, ngx_http_cms_schema_suspect()), then every
+ * 5 s while the schema is behind or the database did not answer, every
+ * minute once it is current.  A state change is logged
  * once per worker: an [error] naming the versions and the command while
  * the schema is behind, a [notice] when it is current again.
  */
@@ -23,6 +25,7 @@
 
 static void ngx_http_cms_schema_tick(ngx_event_t *ev);
 static void ngx_http_cms_schema_done(void *data, PGresult *res);
+static void ngx_http_cms_schema_next(ngx_uint_t state);
 
 
 ngx_http_cms_pg_stmt_t  ngx_http_cms_schema_sql =
@@ -33,6 +36,7 @@ ngx_http_cms_pg_stmt_t  ngx_http_cms_schema_sql =
 static ngx_event_t  ngx_http_cms_schema_ev;
 static ngx_uint_t   ngx_http_cms_schema_now;        /* the state */
 static ngx_uint_t   ngx_http_cms_schema_asking;
+static ngx_uint_t   ngx_http_cms_schema_started;     /* the timer armed */
 static u_char       ngx_http_cms_schema_version[NGX_HTTP_CMS_SCHEMA_TEXT
                                                 + 1] = "?";
 
@@ -49,15 +53,17 @@ ngx_http_cms_schema_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_schema_ev.data = mcf;
     ngx_http_cms_schema_ev.log = cycle->log;
     ngx_http_cms_schema_ev.cancelable = 1;
-
-    ngx_add_timer(&ngx_http_cms_schema_ev, 1);
 }
 
 
 ngx_uint_t
-ngx_http_cms_schema_state(void)
+ngx_http_cms_schema_behind(void)
 {
-    return ngx_http_cms_schema_now;
+    if (!ngx_http_cms_schema_started) {
+        (void) ngx_http_cms_schema_suspect();   /* the first question now */
+    }
+
+    return ngx_http_cms_schema_now == NGX_HTTP_CMS_SCHEMA_BEHIND;
 }
 
 
@@ -82,7 +88,7 @@ ngx_http_cms_schema_tick(ngx_event_t *ev)
         != NGX_OK)
     {
         ngx_http_cms_schema_asking = 0;
-        ngx_add_timer(ev, NGX_HTTP_CMS_SCHEMA_SOON);
+        ngx_http_cms_schema_next(NGX_HTTP_CMS_SCHEMA_UNKNOWN);
     }
 }
 
@@ -90,13 +96,19 @@ ngx_http_cms_schema_tick(ngx_event_t *ev)
 static void
 ngx_http_cms_schema_done(void *data, PGresult *res)
 {
-    ngx_uint_t  state;
-
     ngx_http_cms_schema_asking = 0;
 
-    state = ngx_http_cms_schema_answer(res);
+    (void) ngx_http_cms_schema_answer(res);
+}
 
-    if (ngx_exiting || ngx_terminate) {
+
+/* the next question: soon while behind or unknown, later once current */
+static void
+ngx_http_cms_schema_next(ngx_uint_t state)
+{
+    if (ngx_http_cms_schema_ev.handler == NULL || ngx_http_cms_schema_asking
+        || ngx_exiting || ngx_terminate)
+    {
         return;
     }
 
@@ -107,6 +119,8 @@ ngx_http_cms_schema_done(void *data, PGresult *res)
     ngx_add_timer(&ngx_http_cms_schema_ev,
                   state == NGX_HTTP_CMS_SCHEMA_CURRENT
                   ? NGX_HTTP_CMS_SCHEMA_LATER : NGX_HTTP_CMS_SCHEMA_SOON);
+
+    ngx_http_cms_schema_started = 1;
 }
 
 
@@ -140,7 +154,9 @@ ngx_http_cms_schema_answer(PGresult *res)
         len = 0;                    /* no schema_migrations: none applied */
 
     } else {
-        return ngx_http_cms_schema_now;     /* no answer: as it was */
+        /* no answer: as it was, asked again soon */
+        ngx_http_cms_schema_next(NGX_HTTP_CMS_SCHEMA_UNKNOWN);
+        return ngx_http_cms_schema_now;
     }
 
     ngx_http_cms_schema_version[len] = '\0';
@@ -170,6 +186,9 @@ ngx_http_cms_schema_answer(PGresult *res)
         ngx_http_cms_schema_now = now;
     }
 
+    /* any answer (readiness's too) sets when the worker asks next */
+    ngx_http_cms_schema_next(now);
+
     return now;
 }
 
@@ -189,6 +208,7 @@ ngx_http_cms_schema_suspect(void)
         }
 
         ngx_add_timer(&ngx_http_cms_schema_ev, 1);
+        ngx_http_cms_schema_started = 1;
     }
 
     return NGX_OK;

@@ -4,9 +4,9 @@
  * (docs/operations.md, "Schema and upgrades").  Migrations are
  * sql/NNNN_name.sql, each recorded in schema_migrations(version) when
  * applied; the module needs NGX_HTTP_CMS_SCHEMA, its newest.  Every worker
- * asks the database at its start and then now and then; while the schema
- * is behind, API calls answer 503 schema_out_of_date (the router's gate)
- * and readiness fails, with one log line saying what to run.
+ * asks the database at its first request and then now and then; while the
+ * schema is behind, API calls answer 503 schema_out_of_date (the router's
+ * gate) and readiness fails, with one log line saying what to run.
  */
 
 
@@ -36,12 +36,16 @@ typedef enum {
    ('' for none) */
 extern ngx_http_cms_pg_stmt_t  ngx_http_cms_schema_sql;
 
-/* every worker with cms_postgres: the first question at once */
+/* every worker with cms_postgres: ready to ask (an idle worker asks
+   nothing: no query at its start) */
 void ngx_http_cms_schema_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf);
 
-/* this worker's latest answer */
-ngx_uint_t ngx_http_cms_schema_state(void);
+/*
+ * Whether this worker last found the schema behind (the router asks it for
+ * every request); the first call starts the worker's questions
+ */
+ngx_uint_t ngx_http_cms_schema_behind(void);
 
 /* the database's version as last seen ("" for none, "?" unknown) */
 const char *ngx_http_cms_schema_seen(void);

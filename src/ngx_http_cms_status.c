@@ -54,12 +54,17 @@ typedef struct {
 static ngx_int_t ngx_http_cms_status_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_status_send(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_buf_t *ngx_http_cms_status_body(ngx_http_request_t *r);
 static u_char *ngx_http_cms_status_family(u_char *p, u_char *last,
     ngx_http_cms_status_family_t *f);
 static u_char *ngx_http_cms_status_samples(u_char *p, u_char *last,
     ngx_http_cms_status_family_t *f, ngx_uint_t n,
     ngx_http_cms_metrics_worker_t *w);
 static u_char *ngx_http_cms_status_lag(u_char *p, u_char *last,
+    ngx_uint_t n);
+static u_char *ngx_http_cms_status_requests(u_char *p, u_char *last,
+    ngx_uint_t n);
+static u_char *ngx_http_cms_status_latency(u_char *p, u_char *last,
     ngx_uint_t n);
 static void ngx_http_cms_status_sample(void);
 static void ngx_http_cms_status_timer(ngx_event_t *ev);
@@ -291,32 +296,35 @@ ngx_http_cms_status_handler(ngx_http_request_t *r)
 }
 
 
-/* writes every family and sends it; the handler contract's codes */
-/* long: sizing, writing the families, then headers and body */
-static ngx_int_t
-ngx_http_cms_status_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+/* the scrape's text: every family, every worker's samples */
+/* long: the size of the largest answer, then the families in order */
+static ngx_buf_t *
+ngx_http_cms_status_body(ngx_http_request_t *r)
 {
     size_t                          size;
     u_char                         *p, *last;
-    ngx_int_t                       rc;
     ngx_buf_t                      *b;
     ngx_uint_t                      n, i, workers;
-    ngx_chain_t                     out;
     ngx_http_cms_status_family_t   *f;
     ngx_http_cms_metrics_worker_t  *w;
 
     (void) ngx_http_cms_metrics_worker(0, &n);
 
-    /* a line per label set: at most three a worker in any family */
+    /* a line per label set: at most three a worker in any family; the
+       requests' series a worker, each family's histogram */
     size = 4096 + 2 * NGX_HTTP_CMS_STATUS_LINE
            + (sizeof(ngx_http_cms_status_families)
               / sizeof(ngx_http_cms_status_family_t))
              * (2 * NGX_HTTP_CMS_STATUS_LINE
-                + 3 * n * NGX_HTTP_CMS_STATUS_LINE);
+                + 3 * n * NGX_HTTP_CMS_STATUS_LINE)
+           + 4 * NGX_HTTP_CMS_STATUS_LINE
+           + n * NGX_HTTP_CMS_RQ_FAMILIES * NGX_HTTP_CMS_STATUS_LINE
+             * (NGX_HTTP_CMS_RQ_METHODS * NGX_HTTP_CMS_RQ_CLASSES
+                + NGX_HTTP_CMS_RQ_BUCKETS + 2);
 
     b = ngx_create_temp_buf(r->pool, size);
     if (b == NULL) {
-        return NGX_ERROR;
+        return NULL;
     }
 
     p = b->pos;
@@ -336,14 +344,34 @@ ngx_http_cms_status_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     p = ngx_http_cms_status_lag(p, last, n);
+    p = ngx_http_cms_status_requests(p, last, n);
+    p = ngx_http_cms_status_latency(p, last, n);
 
     if (p == last) {
         ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
                       "cms: status: the answer outgrew its buffer");
-        return NGX_ERROR;
+        return NULL;
     }
 
     b->last = p;
+
+    return b;
+}
+
+
+/* writes every family and sends it; the handler contract's codes */
+static ngx_int_t
+ngx_http_cms_status_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_int_t     rc;
+    ngx_buf_t    *b;
+    ngx_chain_t   out;
+
+    b = ngx_http_cms_status_body(r);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
     b->last_buf = 1;
     b->last_in_chain = 1;
 
@@ -497,6 +525,123 @@ ngx_http_cms_status_lag(u_char *p, u_char *last, ngx_uint_t n)
         }
 
         return p;
+    }
+
+    return p;
+}
+
+
+/* the requests by family, method and status class: the series counted */
+static u_char *
+ngx_http_cms_status_requests(u_char *p, u_char *last, ngx_uint_t n)
+{
+    ngx_uint_t                        i, f, m, c, workers;
+    ngx_http_cms_metrics_worker_t    *w;
+    ngx_http_cms_metrics_requests_t  *rq;
+
+    p = ngx_slprintf(p, last,
+                     "# HELP cms_http_requests_total Requests below /v1/"
+                     " answered, by route family, method and status class."
+                     "\n# TYPE cms_http_requests_total counter\n");
+
+    for (i = 0; i < n; i++) {
+        w = ngx_http_cms_metrics_worker(i, &workers);
+        if (w == NULL || w->pid == 0) {
+            continue;
+        }
+
+        rq = &w->requests;
+
+        for (f = 0; f < NGX_HTTP_CMS_RQ_FAMILIES; f++) {
+            for (m = 0; m < NGX_HTTP_CMS_RQ_METHODS; m++) {
+                for (c = 0; c < NGX_HTTP_CMS_RQ_CLASSES; c++) {
+                    if (rq->count[f][m][c] == 0) {
+                        continue;
+                    }
+
+                    p = ngx_slprintf(p, last, "cms_http_requests_total"
+                                     "{worker=\"%ui\",family=\"%s\","
+                                     "method=\"%s\",status=\"%uixx\"}"
+                                     " %uA\n", i,
+                                     ngx_http_cms_metrics_families[f],
+                                     ngx_http_cms_metrics_methods[m], c + 1,
+                                     rq->count[f][m][c]);
+                }
+            }
+        }
+    }
+
+    return p;
+}
+
+
+/* each family's latency histogram, for the families that had a request */
+/* long: the buckets cumulated, then _sum and _count */
+static u_char *
+ngx_http_cms_status_latency(u_char *p, u_char *last, ngx_uint_t n)
+{
+    ngx_uint_t                        i, f, b, workers;
+    ngx_atomic_uint_t                 sum, total;
+    ngx_http_cms_metrics_worker_t    *w;
+    ngx_http_cms_metrics_requests_t  *rq;
+
+    p = ngx_slprintf(p, last,
+                     "# HELP cms_http_request_duration_seconds Time from a"
+                     " request's first byte to its log phase, by route"
+                     " family.\n"
+                     "# TYPE cms_http_request_duration_seconds histogram\n");
+
+    for (i = 0; i < n; i++) {
+        w = ngx_http_cms_metrics_worker(i, &workers);
+        if (w == NULL || w->pid == 0) {
+            continue;
+        }
+
+        rq = &w->requests;
+
+        for (f = 0; f < NGX_HTTP_CMS_RQ_FAMILIES; f++) {
+            total = 0;
+
+            for (b = 0; b < NGX_HTTP_CMS_RQ_BUCKETS; b++) {
+                total += rq->bucket[f][b];
+            }
+
+            if (total == 0) {
+                continue;
+            }
+
+            sum = 0;
+
+            for (b = 0; b < NGX_HTTP_CMS_RQ_BUCKETS; b++) {
+                sum += rq->bucket[f][b];
+
+                if (b == NGX_HTTP_CMS_RQ_BUCKETS - 1) {
+                    p = ngx_slprintf(p, last,
+                                     "cms_http_request_duration_seconds_bucket"
+                                     "{worker=\"%ui\",family=\"%s\","
+                                     "le=\"+Inf\"} %uA\n", i,
+                                     ngx_http_cms_metrics_families[f], sum);
+                    break;
+                }
+
+                p = ngx_slprintf(p, last,
+                                 "cms_http_request_duration_seconds_bucket"
+                                 "{worker=\"%ui\",family=\"%s\","
+                                 "le=\"%M.%03M\"} %uA\n", i,
+                                 ngx_http_cms_metrics_families[f],
+                                 ngx_http_cms_metrics_bounds[b] / 1000,
+                                 ngx_http_cms_metrics_bounds[b] % 1000, sum);
+            }
+
+            p = ngx_slprintf(p, last,
+                             "cms_http_request_duration_seconds_sum"
+                             "{worker=\"%ui\",family=\"%s\"} %uA.%03uA\n"
+                             "cms_http_request_duration_seconds_count"
+                             "{worker=\"%ui\",family=\"%s\"} %uA\n",
+                             i, ngx_http_cms_metrics_families[f],
+                             rq->ms[f] / 1000, rq->ms[f] % 1000,
+                             i, ngx_http_cms_metrics_families[f], total);
+        }
     }
 
     return p;

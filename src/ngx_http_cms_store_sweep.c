@@ -34,7 +34,9 @@
 
 
 #define NGX_HTTP_CMS_SWEEP_BATCH    32          /* keys a removal round */
-#define NGX_HTTP_CMS_SWEEP_TICK     5000        /* ms between looks */
+
+/* how often the queue is looked at: the jobs' interval, 5 s at least */
+#define ngx_http_cms_sweep_every(mcf)  ngx_max((mcf)->events_interval, 5000)
 #define NGX_HTTP_CMS_SWEEP_UA       "ngx_http_cms_module-sweep/1"
 
 /* the removal round while its claim is in flight */
@@ -137,7 +139,7 @@ ngx_http_cms_store_sweep_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_sweep_ev.log = cycle->log;
     ngx_http_cms_sweep_ev.cancelable = 1;
 
-    ngx_add_timer(&ngx_http_cms_sweep_ev, NGX_HTTP_CMS_SWEEP_TICK);
+    ngx_add_timer(&ngx_http_cms_sweep_ev, ngx_http_cms_sweep_every(mcf));
 
     ngx_http_cms_store_orphans_init_process(cycle, mcf);
 }
@@ -173,7 +175,7 @@ ngx_http_cms_sweep_tick(ngx_event_t *ev)
         != NGX_OK)
     {
         ngx_http_cms_sweep_flight = NULL;
-        ngx_http_cms_sweep_next(ev, NGX_HTTP_CMS_SWEEP_TICK);
+        ngx_http_cms_sweep_next(ev, ngx_http_cms_sweep_every(mcf));
     }
 }
 
@@ -201,7 +203,7 @@ ngx_http_cms_sweep_claimed(void *data, PGresult *res)
 
     if (rows == 0 || ngx_exiting || ngx_terminate) {
         ngx_http_cms_sweep_next(&ngx_http_cms_sweep_ev,
-                                NGX_HTTP_CMS_SWEEP_TICK);
+                                ngx_http_cms_sweep_every(mcf));
         return;
     }
 
@@ -210,7 +212,7 @@ ngx_http_cms_sweep_claimed(void *data, PGresult *res)
                       "cms: a round of %d object removals could not start; "
                       "they are taken again once their lease ends", rows);
         ngx_http_cms_sweep_next(&ngx_http_cms_sweep_ev,
-                                NGX_HTTP_CMS_SWEEP_TICK);
+                                ngx_http_cms_sweep_every(mcf));
     }
 }
 
@@ -494,7 +496,10 @@ ngx_http_cms_sweep_settled(void *data, PGresult *res)
 {
     ngx_http_cms_sweep_rm_t *rm = data;
 
-    ngx_uint_t  full;
+    ngx_uint_t                 full;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = rm->mcf;
 
     if (res == NULL
         || (PQresultStatus(res) != PGRES_COMMAND_OK
@@ -513,7 +518,7 @@ ngx_http_cms_sweep_settled(void *data, PGresult *res)
     ngx_destroy_pool(rm->pool);
 
     ngx_http_cms_sweep_next(&ngx_http_cms_sweep_ev,
-                            full ? 1 : NGX_HTTP_CMS_SWEEP_TICK);
+                            full ? 1 : ngx_http_cms_sweep_every(mcf));
 }
 
 

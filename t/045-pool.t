@@ -14,6 +14,12 @@ start_nginx();
 my $h = http(GET => '/v1/health');
 is $h->{status}, 200, 'health before' or diag $h->{body};
 
+# the worker's first API request starts its schema check (one query of the pool's):
+# made, and the pool idle again, before the pool is filled
+is http(GET => '/v1/_test/sleep?seconds=0')->{status}, 200, 'a first request';
+ok wait_until(5, sub { my $p = pg_pool(); ($p->{busy} // 1) == 0 && ($p->{queued} // 1) == 0 }),
+    'the pool is idle';
+
 # Occupy both connections.
 my @sleeps = map { start_request(GET => '/v1/_test/sleep?seconds=8') } 1 .. 2;
 # (a connecting slot counts as busy while its request still waits: both run
