@@ -62,6 +62,8 @@ static u_char *ngx_http_cms_status_samples(u_char *p, u_char *last,
     ngx_http_cms_metrics_worker_t *w);
 static u_char *ngx_http_cms_status_lag(u_char *p, u_char *last,
     ngx_uint_t n);
+static ngx_http_cms_metrics_requests_t *ngx_http_cms_status_rq(
+    ngx_uint_t n);
 static u_char *ngx_http_cms_status_requests(u_char *p, u_char *last,
     ngx_uint_t n);
 static u_char *ngx_http_cms_status_latency(u_char *p, u_char *last,
@@ -531,12 +533,24 @@ ngx_http_cms_status_lag(u_char *p, u_char *last, ngx_uint_t n)
 }
 
 
+/* worker n's request counters, or NULL for a worker not started */
+static ngx_http_cms_metrics_requests_t *
+ngx_http_cms_status_rq(ngx_uint_t n)
+{
+    ngx_uint_t                      workers;
+    ngx_http_cms_metrics_worker_t  *w;
+
+    w = ngx_http_cms_metrics_worker(n, &workers);
+
+    return (w == NULL || w->pid == 0) ? NULL : &w->requests;
+}
+
+
 /* the requests by family, method and status class: the series counted */
 static u_char *
 ngx_http_cms_status_requests(u_char *p, u_char *last, ngx_uint_t n)
 {
-    ngx_uint_t                        i, f, m, c, workers;
-    ngx_http_cms_metrics_worker_t    *w;
+    ngx_uint_t                        i, f, m, c;
     ngx_http_cms_metrics_requests_t  *rq;
 
     p = ngx_slprintf(p, last,
@@ -545,12 +559,10 @@ ngx_http_cms_status_requests(u_char *p, u_char *last, ngx_uint_t n)
                      "\n# TYPE cms_http_requests_total counter\n");
 
     for (i = 0; i < n; i++) {
-        w = ngx_http_cms_metrics_worker(i, &workers);
-        if (w == NULL || w->pid == 0) {
+        rq = ngx_http_cms_status_rq(i);
+        if (rq == NULL) {
             continue;
         }
-
-        rq = &w->requests;
 
         for (f = 0; f < NGX_HTTP_CMS_RQ_FAMILIES; f++) {
             for (m = 0; m < NGX_HTTP_CMS_RQ_METHODS; m++) {
@@ -580,9 +592,8 @@ ngx_http_cms_status_requests(u_char *p, u_char *last, ngx_uint_t n)
 static u_char *
 ngx_http_cms_status_latency(u_char *p, u_char *last, ngx_uint_t n)
 {
-    ngx_uint_t                        i, f, b, workers;
+    ngx_uint_t                        i, f, b;
     ngx_atomic_uint_t                 sum, total;
-    ngx_http_cms_metrics_worker_t    *w;
     ngx_http_cms_metrics_requests_t  *rq;
 
     p = ngx_slprintf(p, last,
@@ -592,12 +603,10 @@ ngx_http_cms_status_latency(u_char *p, u_char *last, ngx_uint_t n)
                      "# TYPE cms_http_request_duration_seconds histogram\n");
 
     for (i = 0; i < n; i++) {
-        w = ngx_http_cms_metrics_worker(i, &workers);
-        if (w == NULL || w->pid == 0) {
+        rq = ngx_http_cms_status_rq(i);
+        if (rq == NULL) {
             continue;
         }
-
-        rq = &w->requests;
 
         for (f = 0; f < NGX_HTTP_CMS_RQ_FAMILIES; f++) {
             total = 0;
