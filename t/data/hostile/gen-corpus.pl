@@ -396,13 +396,16 @@ __DATA__
 # required: the fields the route requires (null is wrong for them).
 "routes": [
   {"route": "GET /v1/health", "cred": "none"},
+  {"route": "GET /v1/health/live", "cred": "none"},
+  {"route": "GET /v1/health/ready", "cred": "none"},
   {"route": "GET /v1/openapi.json", "cred": "none", "type": "application/json"},
   {"route": "GET /v1/docs", "cred": "none", "type": "text/html"},
   {"route": "GET /v1/files/*key", "cred": "none", "params": {"key": "{{file_key}}"}, "type": "image/png"},
 
   {"route": "POST /v1/auth/signup", "cred": "none",
    "body": {"email": "{{email}}", "password": "password number 1", "name": "Hostile"},
-   "fields": {"email": {"type": "string"}, "password": {"type": "string"}, "name": {"type": "string"}},
+   "fields": {"email": {"type": "string"}, "password": {"type": "string"}, "name": {"type": "string"},
+              "invitation": {"type": "string"}},
    "required": ["email", "password"]},
   {"route": "POST /v1/auth/login", "cred": "none",
    "body": {"email": "{{login_email}}", "password": "{{login_password}}"},
