@@ -8,9 +8,11 @@
 # The same again through a relay that writes 16 KiB records: PostgreSQL 15 writes 8 KiB
 # ones, which libpq's reads (never into less than 8 KiB of room) always take whole, while
 # part of a 16 KiB record stays decrypted in OpenSSL when libpq reads it into less room,
-# with no event to announce it; the debug log shows the pool finding such bytes. Another
-# CA, or a host= the certificate does not name, answers 503 service_unavailable with the
-# TLS failure in error.log; sslmode=require works without a root certificate; nginx -t
+# with no event to announce it; the debug log shows the pool finding such bytes (libpq
+# 15.19 and later read them themselves: the pool then finds none, and the reads are
+# whole either way). Another CA, or a host= the certificate does not name, answers 503
+# service_unavailable with the TLS failure in error.log; sslmode=require works without a
+# root certificate; nginx -t
 # refuses verify-* without sslrootcert=, verify-full without host=, prefer and allow
 # (they may fall back to plain text), TLS over a unix socket, and certificate paths that
 # are relative, missing or given without sslmode.
@@ -323,8 +325,15 @@ my $RELAYED = qq{cms_postgres "hostaddr=127.0.0.1 port=$relay dbname=%%DB%% user
 restart_nginx(workers => 1, postgres => $RELAYED, error_log => 'logs/error.log debug');
 my $off = error_log_size();
 $K = many_pages('relayed');
-ok scalar(grep { /cms pg tls: \d+ bytes decrypted, not read yet/ } error_log_lines($off)),
-    'relayed: reads found bytes OpenSSL held (the debug log says so)';
+# libpq 15.19 and later take what OpenSSL holds themselves (the same relay, the same reads:
+# the module then never finds any); earlier ones leave it, and the module must find it
+my $libpq = (http(GET => '/v1/_test/pool')->{json} // {})->{libpq} // 0;
+my $found = grep { /cms pg tls: \d+ bytes decrypted, not read yet/ } error_log_lines($off);
+if ($libpq >= 150019) {
+    is $found, 0, "relayed, libpq $libpq: it reads what OpenSSL holds itself, none left for the pool";
+} else {
+    ok $found, "relayed, libpq $libpq: reads found bytes OpenSSL held (the debug log says so)";
+}
 restart_nginx(workers => 1, postgres => $RELAYED);
 large_reads('relayed', $K);
 
