@@ -12,10 +12,9 @@
 # 15.19 and later read them themselves: the pool then finds none, and the reads are
 # whole either way). Another CA, or a host= the certificate does not name, answers 503
 # service_unavailable with the TLS failure in error.log; sslmode=require works without a
-# root certificate; nginx -t
-# refuses verify-* without sslrootcert=, verify-full without host=, prefer and allow
-# (they may fall back to plain text), TLS over a unix socket, and certificate paths that
-# are relative, missing or given without sslmode.
+# root certificate; nginx -t refuses verify-* without sslrootcert=, verify-full without
+# host=, prefer and allow (they may fall back to plain text), TLS over a unix socket, and
+# certificate paths that are relative, missing or given without sslmode.
 use strict;
 use warnings;
 use Cms::Test;
