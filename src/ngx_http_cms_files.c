@@ -359,7 +359,7 @@ ngx_http_cms_files_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     r->headers_out.content_type_lowcase = NULL;
 
     id.data = ctx->request_id;
-    id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    id.len = ctx->request_id_len;
 
     if (ngx_http_cms_header_add(r, &ngx_http_cms_files_id_name, &id)
         != NGX_OK
@@ -433,7 +433,7 @@ ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     type = cms_mime_ext_type((const char *) key->data + k->ext, k->ext_len);
 
     id.data = ctx->request_id;
-    id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    id.len = ctx->request_id_len;
 
     if (ngx_http_cms_header_add(r, &ngx_http_cms_files_id_name, &id)
         != NGX_OK

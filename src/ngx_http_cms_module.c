@@ -170,7 +170,7 @@ ngx_http_cms_request_id_variable(ngx_http_request_t *r,
     }
 
     v->data = ctx->request_id;
-    v->len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    v->len = ctx->request_id_len;
     v->valid = 1;
     v->no_cacheable = 0;
     v->not_found = 0;

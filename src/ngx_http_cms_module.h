@@ -15,7 +15,8 @@
 
 
 #define NGX_HTTP_CMS_MAX_PARAMS        4
-#define NGX_HTTP_CMS_REQUEST_ID_LEN    32
+#define NGX_HTTP_CMS_REQUEST_ID_LEN    32   /* one the module makes */
+#define NGX_HTTP_CMS_REQUEST_ID_MAX    64   /* one a client sends */
 #define NGX_HTTP_CMS_HOOK_PORTS        8    /* cms_webhook_delivery ports= */
 
 
@@ -208,7 +209,8 @@ typedef struct {
 
 
 struct ngx_http_cms_ctx_s {
-    u_char                      request_id[NGX_HTTP_CMS_REQUEST_ID_LEN];
+    u_char                      request_id[NGX_HTTP_CMS_REQUEST_ID_MAX];
+    size_t                      request_id_len;
     ngx_http_cms_shape_e        shape;
 
     ngx_http_cms_route_t       *route;

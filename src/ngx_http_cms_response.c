@@ -28,11 +28,9 @@
 
 static ngx_int_t ngx_http_cms_send_headers(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body);
-static ngx_int_t ngx_http_cms_send_row_base(ngx_http_request_t *r,
-    ngx_uint_t status, const ngx_http_cms_record_t *rec, PGresult *res,
-    ngx_uint_t base, ngx_keyval_t *extra);
 static ngx_int_t ngx_http_cms_send_compact(ngx_http_request_t *r,
     ngx_str_t **body);
+static ngx_uint_t ngx_http_cms_request_id_valid(ngx_str_t *v);
 static ngx_uint_t ngx_http_cms_request_id_kept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
@@ -154,7 +152,7 @@ ngx_http_cms_send_error(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "cms: answering %ui to request \"%*s\"", status,
-                      (size_t) NGX_HTTP_CMS_REQUEST_ID_LEN, ctx->request_id);
+                      ctx->request_id_len, ctx->request_id);
 
     } else {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
@@ -309,7 +307,7 @@ ngx_http_cms_send_headers(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     id.data = ctx ? ctx->request_id : NULL;
-    id.len = ctx ? NGX_HTTP_CMS_REQUEST_ID_LEN : 0;
+    id.len = ctx ? ctx->request_id_len : 0;
 
     if (id.len
         && ngx_http_cms_header_add(r, &ngx_http_cms_request_id_name, &id)
@@ -461,22 +459,62 @@ ngx_http_cms_response_shape(ngx_http_request_t *r)
 }
 
 
+/*
+ * An inbound X-Request-Id the module keeps: 8 to 64 bytes of letters,
+ * digits, '-', '_', '.' and ':' (a UUID, a ULID, a proxy's hex id);
+ * anything else is replaced by one of the module's, so that nothing a
+ * client sends reaches a log line or a header unchecked
+ */
+static ngx_uint_t
+ngx_http_cms_request_id_valid(ngx_str_t *v)
+{
+    u_char  *p, *last;
+
+    if (v->len < 8 || v->len > NGX_HTTP_CMS_REQUEST_ID_MAX) {
+        return 0;
+    }
+
+    for (p = v->data, last = p + v->len; p < last; p++) {
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z')
+              || (*p >= 'A' && *p <= 'Z') || *p == '-' || *p == '_'
+              || *p == '.' || *p == ':'))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 ngx_http_cms_ctx_t *
 ngx_http_cms_ctx_create(ngx_http_request_t *r)
 {
-    ngx_http_cms_ctx_t  *ctx;
     u_char               id[NGX_HTTP_CMS_REQUEST_ID_LEN / 2];
+    ngx_table_elt_t     *h;
+    ngx_http_cms_ctx_t  *ctx;
 
     ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ctx_t));
     if (ctx == NULL) {
         return NULL;
     }
 
-    if (ngx_http_cms_crypto_random_id(id, sizeof(id)) != NGX_OK) {
-        return NULL;
-    }
+    /* a client's (or a proxy's) id is kept when it is a plain token */
+    h = ngx_http_cms_query_find(&r->headers_in.headers,
+                                &ngx_http_cms_request_id_name, NULL);
 
-    ngx_hex_dump(ctx->request_id, id, sizeof(id));
+    if (h != NULL && ngx_http_cms_request_id_valid(&h->value)) {
+        ngx_memcpy(ctx->request_id, h->value.data, h->value.len);
+        ctx->request_id_len = h->value.len;
+
+    } else {
+        if (ngx_http_cms_crypto_random_id(id, sizeof(id)) != NGX_OK) {
+            return NULL;
+        }
+
+        ngx_hex_dump(ctx->request_id, id, sizeof(id));
+        ctx->request_id_len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    }
     ctx->shape = ngx_http_cms_response_shape(r);
     ctx->finish = ngx_http_cms_finish;
 
@@ -541,7 +579,7 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     }
 
     id.data = ctx->request_id;
-    id.len = NGX_HTTP_CMS_REQUEST_ID_LEN;
+    id.len = ctx->request_id_len;
 
     /* a request that jumped to a location of its own (a read of the
        bucket) kept the id it had before, in its header: the same one */
@@ -578,11 +616,14 @@ ngx_http_cms_request_id_kept(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     h = ngx_http_cms_query_find(&r->headers_out.headers,
                                 &ngx_http_cms_request_id_name, NULL);
 
-    if (h == NULL || h->value.len != NGX_HTTP_CMS_REQUEST_ID_LEN) {
+    if (h == NULL || h->value.len == 0
+        || h->value.len > NGX_HTTP_CMS_REQUEST_ID_MAX)
+    {
         return 0;
     }
 
-    ngx_memcpy(ctx->request_id, h->value.data, NGX_HTTP_CMS_REQUEST_ID_LEN);
+    ngx_memcpy(ctx->request_id, h->value.data, h->value.len);
+    ctx->request_id_len = h->value.len;
 
     return 1;
 }
@@ -789,14 +830,6 @@ ngx_http_cms_error_cut(ngx_pool_t *pool, ngx_str_t *s, size_t max)
 }
 
 
-ngx_int_t
-ngx_http_cms_send_row(ngx_http_request_t *r, ngx_uint_t status,
-    const ngx_http_cms_record_t *rec, PGresult *res)
-{
-    return ngx_http_cms_send_row_with(r, status, rec, res, NULL);
-}
-
-
 /*
  * What PostgreSQL's json functions wrote ({"a" : 1}) loses its spaces,
  * into a copy (the body may be read-only); compact text is left as it is.
@@ -823,167 +856,6 @@ ngx_http_cms_send_compact(ngx_http_request_t *r, ngx_str_t **body)
     compact->len = cms_json_compact((*body)->data, (*body)->len,
                                     compact->data);
     *body = compact;
-
-    return NGX_OK;
-}
-
-
-ngx_int_t
-ngx_http_cms_send_row_with(ngx_http_request_t *r, ngx_uint_t status,
-    const ngx_http_cms_record_t *rec, PGresult *res, ngx_keyval_t *extra)
-{
-    return ngx_http_cms_send_row_base(r, status, rec, res, 0, extra);
-}
-
-
-ngx_int_t
-ngx_http_cms_send_row_at(ngx_http_request_t *r, ngx_uint_t status,
-    const ngx_http_cms_record_t *rec, PGresult *res, ngx_uint_t base)
-{
-    if (PQntuples(res) == 0
-        || PQnfields(res) < (int) (base + rec->ncols)
-        || PQgetisnull(res, 0, (int) (base + rec->cols[0].column)))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    return ngx_http_cms_send_row_base(r, status, rec, res, base, NULL);
-}
-
-
-/* row 0 of "res", the record's columns counted from "base" */
-static ngx_int_t
-ngx_http_cms_send_row_base(ngx_http_request_t *r, ngx_uint_t status,
-    const ngx_http_cms_record_t *rec, PGresult *res, ngx_uint_t base,
-    ngx_keyval_t *extra)
-{
-    u_char     *p;
-    size_t      len;
-    ngx_str_t   body;
-
-    if (PQntuples(res) == 0) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    len = sizeof("{\"\":}")
-          + ngx_http_cms_json_row_len(res, 0, base, rec->cols, rec->ncols);
-
-    if (rec->name) {
-        len += ngx_strlen(rec->name);
-    }
-
-    if (extra) {
-        len += extra->key.len + sizeof(",\"\":")
-               + ngx_http_cms_json_escaped_len(extra->value.data,
-                                               extra->value.len);
-    }
-
-    p = ngx_pnalloc(r->pool, len);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    body.data = p;
-
-    if (rec->name) {
-        p = ngx_sprintf(p, "{\"%s\":", rec->name);
-    }
-
-    p = ngx_http_cms_json_row(p, res, 0, base, rec->cols, rec->ncols);
-
-    if (rec->name == NULL) {
-        /* the row's members are the answer's: reopen its object */
-        p--;
-    }
-
-    if (extra) {
-        p = ngx_sprintf(p, ",\"%V\":", &extra->key);
-        p = ngx_http_cms_json_escape(p, extra->value.data, extra->value.len);
-    }
-
-    *p++ = '}';
-    body.len = p - body.data;
-
-    return ngx_http_cms_send_written(r, status, &body);
-}
-
-
-static ngx_int_t
-ngx_http_cms_row_answer(ngx_http_request_t *r, ngx_uint_t status,
-    ngx_http_cms_ctx_t *ctx, PGresult *res)
-{
-    ngx_int_t  rc;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_cms_send_row(r, status, ctx->data, res);
-}
-
-
-ngx_int_t
-ngx_http_cms_row_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    return ngx_http_cms_row_answer(r, r->method == NGX_HTTP_POST
-                                      ? NGX_HTTP_CREATED : NGX_HTTP_OK,
-                                   ctx, res);
-}
-
-
-/* an action on a record (POST .../rotate): 200 with the record, never 201 */
-ngx_int_t
-ngx_http_cms_row_ok_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    return ngx_http_cms_row_answer(r, NGX_HTTP_OK, ctx, res);
-}
-
-
-ngx_int_t
-ngx_http_cms_deleted_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    return ngx_http_cms_send_done(r, res, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-}
-
-
-ngx_int_t
-ngx_http_cms_send_done(ngx_http_request_t *r, PGresult *res, ngx_uint_t err,
-    const char *param)
-{
-    ngx_int_t  rc;
-    ngx_str_t  empty = ngx_null_string;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) != 1 || PQnfields(res) < 1 || PQgetisnull(res, 0, 0)
-        || (PQgetlength(res, 0, 0) == 1 && PQgetvalue(res, 0, 0)[0] == 'f'))
-    {
-        return ngx_http_cms_fail(r, err, param);
-    }
-
-    return ngx_http_cms_send(r, NGX_HTTP_NO_CONTENT, &empty);
-}
-
-
-ngx_int_t
-ngx_http_cms_path_id(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *args)
-{
-    if (ctx->nparams == 0
-        || !cms_uuid_valid((char *) ctx->params[0].data, ctx->params[0].len))
-    {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    args[0] = ctx->principal.workspace_id;
-    args[1] = ctx->params[0];
 
     return NGX_OK;
 }
