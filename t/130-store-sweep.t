@@ -59,8 +59,10 @@ sub sweep {
     # a crash between the row's delete and the object's removal
     my ($id, $key) = upload($ot, $wid);
     ok $b->{has}->($key), "$l: the upload's object is stored";
-    Cms::Test::psql("DELETE FROM media_assets WHERE id = '$id'");
-    is queued($key), 1, "$l: the row's delete queued its key, in its transaction";
+    # the queue read inside the delete's own transaction: before any sweeper can act
+    is one("BEGIN; DELETE FROM media_assets WHERE id = '$id';"
+           . " SELECT count(*) FROM object_removals WHERE storage_key = '$key'; COMMIT"), 1,
+       "$l: the row's delete queued its key, in its transaction";
     ok wait_until(30, sub { !$b->{has}->($key) && !queued($key) }),
        "$l: the sweeper removed the object and its queued key";
 
@@ -75,7 +77,9 @@ sub sweep {
     my (undef, $named) = upload($ot, $wid);
     my $avatar = avatar_key($ot);
     $b->{age}->($_) for $named, $avatar;
-    ok wait_until(60, sub { !$b->{has}->($old) && !$b->{has}->($old_avatar) }),
+    # gone from the store, then from the queue (the round's settling statement follows)
+    ok wait_until(60, sub { !$b->{has}->($old) && !$b->{has}->($old_avatar)
+                            && !queued($old) && !queued($old_avatar) }),
        "$l: old orphans removed (one past the first page, an avatar's)"
         or diag join "\n", (grep { /cms:/ } Cms::Test::error_log_lines()),
                           ($b->{debug} ? $b->{debug}->() : ());

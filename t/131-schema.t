@@ -144,9 +144,9 @@ is $rows, scalar(@files) . '|' . scalar(@files) . "\n", '... each recorded once'
 $check = `$admin --db '$conn' migrate --check 2>&1`;
 is $? >> 8, 0, 'migrate --check afterwards: exit 0';
 is $check, '', '... nothing pending';
-ok wait_until(10, sub { http(GET => '/v1/health/ready')->{status} == 200 }),
+ok wait_until(20, sub { http(GET => '/v1/health/ready')->{status} == 200 }),
     'migrated: the running host is ready';
-ok wait_until(10, sub { http(@{$api[2]})->{status} == 201 }), '... and signs up (201) within its next look';
+ok wait_until(20, sub { http(@{$api[2]})->{status} == 201 }), '... and signs up (201) within its next look';
 stop_nginx();
 Cms::Test::psql_admin(qq{DROP DATABASE "$empty" WITH (FORCE)});
 
