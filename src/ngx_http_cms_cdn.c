@@ -86,8 +86,6 @@ static ngx_int_t ngx_http_cms_cdn_send(ngx_http_cms_cdn_round_t *rd,
 static void ngx_http_cms_cdn_done(ngx_http_cms_client_t *cl);
 static void ngx_http_cms_cdn_settle(ngx_http_cms_cdn_round_t *rd);
 static void ngx_http_cms_cdn_settled(void *data, PGresult *res);
-static void ngx_http_cms_cdn_next(ngx_http_cms_main_conf_t *mcf,
-    ngx_msec_t after);
 
 
 static const ngx_http_cms_param_t  ngx_http_cms_cdn_params[] = {
@@ -313,7 +311,7 @@ ngx_http_cms_cdn_tick(ngx_event_t *ev)
         != NGX_OK)
     {
         ngx_http_cms_cdn_busy = 0;
-        ngx_http_cms_cdn_next(mcf, mcf->events_interval);
+        ngx_http_cms_jobs_next(&ngx_http_cms_cdn_ev, mcf->events_interval);
     }
 }
 
@@ -341,7 +339,7 @@ ngx_http_cms_cdn_claimed(void *data, PGresult *res)
 
     /* a quitting worker starts nothing: the leases run out */
     if (rows == 0 || ngx_exiting || ngx_terminate) {
-        ngx_http_cms_cdn_next(mcf, mcf->events_interval);
+        ngx_http_cms_jobs_next(&ngx_http_cms_cdn_ev, mcf->events_interval);
         return;
     }
 
@@ -349,7 +347,7 @@ ngx_http_cms_cdn_claimed(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, 0,
                       "cms: a round of %d cache purges could not start; "
                       "they are sent again once their lease ends", rows);
-        ngx_http_cms_cdn_next(mcf, mcf->events_interval);
+        ngx_http_cms_jobs_next(&ngx_http_cms_cdn_ev, mcf->events_interval);
     }
 }
 
@@ -566,23 +564,9 @@ ngx_http_cms_cdn_settled(void *data, PGresult *res)
     ngx_http_cms_cdn_flight = NULL;
     ngx_destroy_pool(rd->pool);
 
-    ngx_http_cms_cdn_next(mcf, after);
+    ngx_http_cms_jobs_next(&ngx_http_cms_cdn_ev, after);
 }
 
-
-static void
-ngx_http_cms_cdn_next(ngx_http_cms_main_conf_t *mcf, ngx_msec_t after)
-{
-    if (ngx_exiting || ngx_terminate || ngx_http_cms_cdn_ev.handler == NULL) {
-        return;
-    }
-
-    if (ngx_http_cms_cdn_ev.timer_set) {
-        ngx_del_timer(&ngx_http_cms_cdn_ev);
-    }
-
-    ngx_add_timer(&ngx_http_cms_cdn_ev, after);
-}
 
 
 void

@@ -202,6 +202,21 @@ ngx_http_cms_jobs_arm(ngx_event_t *ev, ngx_event_handler_pt handler,
 }
 
 
+void
+ngx_http_cms_jobs_next(ngx_event_t *ev, ngx_msec_t after)
+{
+    if (ngx_exiting || ngx_terminate || ev->handler == NULL) {
+        return;
+    }
+
+    if (ev->timer_set) {
+        ngx_del_timer(ev);
+    }
+
+    ngx_add_timer(ev, after);
+}
+
+
 /* soft-deleted articles older than the retention go for good */
 static void
 ngx_http_cms_jobs_purge(ngx_event_t *ev)

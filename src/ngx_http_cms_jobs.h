@@ -22,5 +22,9 @@ ngx_int_t ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
    a host with cms_postgres */
 ngx_uint_t ngx_http_cms_jobs_here(ngx_http_cms_main_conf_t *mcf);
 
+/* a job's timer armed "after" from now (again), unless the worker quits
+   or the job was never armed */
+void ngx_http_cms_jobs_next(ngx_event_t *ev, ngx_msec_t after);
+
 
 #endif /* _NGX_HTTP_CMS_JOBS_H_INCLUDED_ */

@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_client.h"
+#include "ngx_http_cms_jobs.h"
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_s3_int.h"
 #include "ngx_http_cms_store.h"
@@ -112,14 +113,14 @@ ngx_http_cms_sweep_reconcile(ngx_event_t *ev)
 
     pool = ngx_create_pool(4096, ngx_cycle->log);
     if (pool == NULL) {
-        ngx_http_cms_sweep_next(ev, mcf->reconcile);
+        ngx_http_cms_jobs_next(ev, mcf->reconcile);
         return;
     }
 
     ps = ngx_pcalloc(pool, sizeof(ngx_http_cms_sweep_pass_t));
     if (ps == NULL) {
         ngx_destroy_pool(pool);
-        ngx_http_cms_sweep_next(ev, mcf->reconcile);
+        ngx_http_cms_jobs_next(ev, mcf->reconcile);
         return;
     }
 
@@ -133,7 +134,7 @@ ngx_http_cms_sweep_reconcile(ngx_event_t *ev)
 
     if (ps->keys.data == NULL || ps->token == NULL) {
         ngx_destroy_pool(pool);
-        ngx_http_cms_sweep_next(ev, mcf->reconcile);
+        ngx_http_cms_jobs_next(ev, mcf->reconcile);
         return;
     }
 
@@ -145,7 +146,7 @@ ngx_http_cms_sweep_reconcile(ngx_event_t *ev)
                           "cms: looking for orphans in \"%V\" failed",
                           &mcf->storage);
             ngx_destroy_pool(pool);
-            ngx_http_cms_sweep_next(ev, mcf->reconcile);
+            ngx_http_cms_jobs_next(ev, mcf->reconcile);
             return;
         }
     }
@@ -506,7 +507,7 @@ ngx_http_cms_sweep_passed(ngx_http_cms_sweep_pass_t *ps)
     ngx_http_cms_sweep_pass = NULL;
     ngx_destroy_pool(ps->pool);
 
-    ngx_http_cms_sweep_next(&ngx_http_cms_sweep_pass_ev, mcf->reconcile);
+    ngx_http_cms_jobs_next(&ngx_http_cms_sweep_pass_ev, mcf->reconcile);
 }
 
 

@@ -175,7 +175,7 @@ ngx_http_cms_sweep_tick(ngx_event_t *ev)
         != NGX_OK)
     {
         ngx_http_cms_sweep_flight = NULL;
-        ngx_http_cms_sweep_next(ev, ngx_http_cms_sweep_every(mcf));
+        ngx_http_cms_jobs_next(ev, ngx_http_cms_sweep_every(mcf));
     }
 }
 
@@ -202,7 +202,7 @@ ngx_http_cms_sweep_claimed(void *data, PGresult *res)
     }
 
     if (rows == 0 || ngx_exiting || ngx_terminate) {
-        ngx_http_cms_sweep_next(&ngx_http_cms_sweep_ev,
+        ngx_http_cms_jobs_next(&ngx_http_cms_sweep_ev,
                                 ngx_http_cms_sweep_every(mcf));
         return;
     }
@@ -211,7 +211,7 @@ ngx_http_cms_sweep_claimed(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, 0,
                       "cms: a round of %d object removals could not start; "
                       "they are taken again once their lease ends", rows);
-        ngx_http_cms_sweep_next(&ngx_http_cms_sweep_ev,
+        ngx_http_cms_jobs_next(&ngx_http_cms_sweep_ev,
                                 ngx_http_cms_sweep_every(mcf));
     }
 }
@@ -517,24 +517,10 @@ ngx_http_cms_sweep_settled(void *data, PGresult *res)
     ngx_http_cms_sweep_flight = NULL;
     ngx_destroy_pool(rm->pool);
 
-    ngx_http_cms_sweep_next(&ngx_http_cms_sweep_ev,
+    ngx_http_cms_jobs_next(&ngx_http_cms_sweep_ev,
                             full ? 1 : ngx_http_cms_sweep_every(mcf));
 }
 
-
-void
-ngx_http_cms_sweep_next(ngx_event_t *ev, ngx_msec_t after)
-{
-    if (ngx_exiting || ngx_terminate || ev->handler == NULL) {
-        return;
-    }
-
-    if (ev->timer_set) {
-        ngx_del_timer(ev);
-    }
-
-    ngx_add_timer(ev, after);
-}
 
 
 

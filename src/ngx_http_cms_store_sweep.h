@@ -41,9 +41,6 @@ ngx_int_t ngx_http_cms_sweep_post(ngx_http_cms_main_conf_t *mcf,
     ngx_pool_t *pool, ngx_http_cms_sweep_work_pt work,
     ngx_event_handler_pt done, void *data);
 
-/* ev's timer armed "after" from now, unless the worker quits */
-void ngx_http_cms_sweep_next(ngx_event_t *ev, ngx_msec_t after);
-
 /* the orphans' pass (worker 0 of a host with cms_storage) */
 void ngx_http_cms_store_orphans_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf);
