@@ -9,12 +9,16 @@
 #   make run            PostgreSQL, Redis and nginx in the foreground (Ctrl-C stops all)
 #   make start / stop   the same in the background / stop it
 #   make bench          health vs static file vs bare pgbench, on throwaway services
+#   make install        the module, cms-admin and the migrations (PREFIX, DESTDIR)
+#   make deb            the Debian package libnginx-mod-http-cms in build/deb/
+#   make deb-check      installs that package here, tries it, removes it (root)
 #   make fuzz           libFuzzer targets fuzz/*.c, FUZZ_SECONDS each (default 30)
 #   make clean          build output (not var/: `make stop` then `rm -rf var` for that)
 #
 # make run/start use ports from the environment, with these defaults:
 #   CMS_PORT=8080 (nginx)  CMS_PG_PORT=54320 (PostgreSQL)  CMS_REDIS_PORT=63790 (Redis)
-# Every target installs the Debian packages it needs first (scripts/deps.sh).
+# Every target installs the Debian packages it needs first (scripts/deps.sh); DEPS=0
+# skips that (a package build, whose build dependencies debian/control names).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -25,6 +29,13 @@ ASAN ?= 0
 # builds that way, in a folder of its own; make and make run never do.
 FAULTS ?= 0
 FUZZ_SECONDS ?= 30
+DEPS ?= 1
+VERSION := $(shell cat VERSION)
+# make install: the module where Debian's nginx loads modules from, the rest under PREFIX
+PREFIX ?= /usr/local
+DESTDIR ?=
+NGINX_MODULES_DIR ?= /usr/lib/nginx/modules
+DATA_DIR := $(PREFIX)/share/nginx-cms
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ifeq ($(ASAN),1)
@@ -63,13 +74,13 @@ ADMIN_CFLAGS := -Isrc/lib -Isrc/tools -I/usr/include/postgresql -std=c99 -Wall -
 # file NGX_HTTP_CMS_DOCS_DATA names, so configure runs once and nginx's make recompiles it.
 DOCS_DATA := $(BUILD)/gen/ngx_http_cms_docs_data.c
 
-.PHONY: all build unit test test-run run start stop bench fuzz clean \
-        deps-build deps-run deps-test deps-bench deps-fuzz
+.PHONY: all build unit test test-run run start stop bench fuzz clean install deb deb-check \
+        deps-build deps-run deps-test deps-bench deps-fuzz deps-deb
 
 all: build
 
-deps-build deps-run deps-test deps-bench deps-fuzz: deps-%:
-	@scripts/deps.sh $*
+deps-build deps-run deps-test deps-bench deps-fuzz deps-deb: deps-%:
+	@if [ "$(DEPS)" = 1 ]; then scripts/deps.sh $*; fi
 
 # --- the module -----------------------------------------------------------------------
 # Configure once per build folder and again whenever `config` (the module's source list)
@@ -101,6 +112,39 @@ $(NGX_SRC)/objs/Makefile: config scripts/configure-nginx.sh | $(NGX_SRC)/conf_fl
 
 config:
 	@echo "no 'config' file: the module's source list is missing" >&2; exit 1
+
+# --- installing, packaging -----------------------------------------------------------
+# cms-admin for the installed tree finds the migrations under DATA_DIR, not in sql/ here.
+# The package (debian/, docs/packaging.md) is built by Debian's own tooling from a copy of
+# the tree; build/deb/ receives the .deb. CMS_REDOCLY hands the copy the reference page's
+# renderer when tools/node has it (the copy has no node_modules of its own).
+
+$(BUILD)/install/cms-admin: $(ADMIN_SRCS) $(ADMIN_HDRS) $(LIB_SRCS) $(LIB_HDRS) | deps-build
+	@mkdir -p $(@D)
+	$(CC) $(ADMIN_CFLAGS) -DCMS_ADMIN_SQL_DIR='"$(DATA_DIR)/sql"' -o $@ $(ADMIN_SRCS) \
+	    $(LIB_SRCS) -lpq $(LIB_LIBS)
+
+install: build $(BUILD)/install/cms-admin
+	install -D -m 644 $(MODULE) $(DESTDIR)$(NGINX_MODULES_DIR)/ngx_http_cms_module.so
+	install -D -m 755 $(BUILD)/install/cms-admin $(DESTDIR)$(PREFIX)/bin/cms-admin
+	install -d $(DESTDIR)$(DATA_DIR)/sql $(DESTDIR)$(DATA_DIR)/examples
+	install -m 644 sql/*.sql $(DESTDIR)$(DATA_DIR)/sql/
+	install -m 644 conf/nginx.conf.in $(DESTDIR)$(DATA_DIR)/examples/
+
+DEB_DIR := build/deb
+DEB_SRC := $(DEB_DIR)/nginx-cms-$(VERSION)
+REDOCLY := $(wildcard $(CURDIR)/tools/node/node_modules/.bin/redocly)
+
+deb: deps-deb
+	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	tar -c --exclude=./build --exclude='./build-*' --exclude=./var --exclude=./.git \
+	    --exclude=./tools/node/node_modules . | tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && CMS_REDOCLY=$(REDOCLY) dpkg-buildpackage -us -uc -b
+	@ls -1 $(DEB_DIR)/*.deb
+
+# installs the package into this machine's nginx, tries it, removes it (docs/packaging.md)
+deb-check: deps-test
+	scripts/deb-check.sh
 
 # --- C unit tests ---------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
 # API reference with it, t/006 lints with it; the suite's answer checks and t/008's proxy)
 # when they are missing.
 #
-#   scripts/deps.sh [build|run|test|bench|fuzz|all]...     (default: build)
+#   scripts/deps.sh [build|run|test|bench|fuzz|deb|all]...     (default: build)
 #
 # Groups add up: run, test and bench imply build; test and bench imply run (they start
 # PostgreSQL and Redis). `apt-get update` runs at most once, and only when something is
@@ -29,6 +29,8 @@ test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl ch
 # metapackage on bookworm, so only wrk is extra.
 bench=(wrk)
 fuzz=(clang libclang-rt-14-dev)
+# make deb: Debian's packaging tools (dh_nginx comes with nginx-dev, in build)
+deb=(debhelper dpkg-dev)
 
 want=()
 node_tools=0
@@ -40,8 +42,9 @@ for group in "$@"; do
         test)  want+=("${build[@]}" "${run[@]}" "${test[@]}"); node_tools=1 ;;
         bench) want+=("${build[@]}" "${run[@]}" "${bench[@]}"); node_tools=1 ;;
         fuzz)  want+=("${build[@]}" "${fuzz[@]}") ;;
+        deb)   want+=("${build[@]}" "${deb[@]}"); node_tools=1 ;;
         all)   want+=("${build[@]}" "${run[@]}" "${test[@]}" "${bench[@]}" "${fuzz[@]}"); node_tools=1 ;;
-        *) echo "deps.sh: unknown group '$group' (build|run|test|bench|fuzz|all)" >&2; exit 2 ;;
+        *) echo "deps.sh: unknown group '$group' (build|run|test|bench|fuzz|deb|all)" >&2; exit 2 ;;
     esac
 done
 

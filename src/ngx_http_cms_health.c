@@ -24,6 +24,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_schema.h"
+#include "cms_version.h"
 
 
 typedef struct {
@@ -233,7 +234,8 @@ ngx_http_cms_health_readiness(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                             "{\"status\":\"%s\",\"postgres\":\"%s\","
                             "\"redis\":\"%s\",\"schema\":\"%s\","
                             "\"schema_version\":\"%s\","
-                            "\"schema_needed\":\"%s\"}",
+                            "\"schema_needed\":\"%s\","
+                            "\"version\":\"" CMS_VERSION "\"}",
                             status, h->pg_ok ? "ok" : "unavailable",
                             h->redis_ok ? "ok" : "degraded", schema,
                             ngx_http_cms_schema_seen(), NGX_HTTP_CMS_SCHEMA)

@@ -25,6 +25,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_thread.h"
+#include "cms_version.h"
 
 
 #define NGX_HTTP_CMS_STATUS_SAMPLE     1000
@@ -331,6 +332,11 @@ ngx_http_cms_status_body(ngx_http_request_t *r)
 
     p = b->pos;
     last = b->end;
+
+    p = ngx_slprintf(p, last,
+                     "# HELP cms_build_info The module's release.\n"
+                     "# TYPE cms_build_info gauge\n"
+                     "cms_build_info{version=\"" CMS_VERSION "\"} 1\n");
 
     for (f = ngx_http_cms_status_families; f->name; f++) {
         p = ngx_http_cms_status_family(p, last, f);

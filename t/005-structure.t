@@ -1,7 +1,7 @@
 # The shape of src/ that the next route families are written on (src/README.md): no include
 # or call circle and every arrow pointing down the floors (scripts/deps-check); no file in
 # src/ over 1,000 lines; no function over 80 lines, and those over 50 with a reason
-# (scripts/func-lengths); the README's route table is the one the route tables give.
+# (scripts/func-lengths); the route table of docs/routes.md is the one the route tables give.
 # Needs no services: it reads the sources.
 use strict;
 use warnings;
@@ -41,9 +41,9 @@ my ($needed) = `grep -h 'define NGX_HTTP_CMS_SCHEMA ' $root/src/ngx_http_cms_sch
 is $needed, $newest, 'NGX_HTTP_CMS_SCHEMA names the newest migration of sql/';
 
 my $table = `perl $root/scripts/routes --markdown`;
-open my $fh, '<', "$root/README.md" or die "README.md: $!";
-my $readme = do { local $/; <$fh> };
-my ($have) = $readme =~ /<!-- routes: begin[^>]*-->\n(.*?)<!-- routes: end -->/s;
-is $have, $table, 'README.md route table is current (scripts/routes --readme rewrites it)';
+open my $fh, '<', "$root/docs/routes.md" or die "docs/routes.md: $!";
+my $doc = do { local $/; <$fh> };
+my ($have) = $doc =~ /<!-- routes: begin[^>]*-->\n(.*?)<!-- routes: end -->/s;
+is $have, $table, 'docs/routes.md route table is current (scripts/routes --readme rewrites it)';
 
 done_testing();

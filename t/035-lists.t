@@ -1,7 +1,7 @@
 # The list engine on the identity lists: GET /v1/workspaces/{id}/api-keys and
 # GET /v1/workspaces answer {<list>: [...], pagination: {total, limit, offset}} written
 # from columns: every page in the stored order, limit and offset honoured, out-of-range
-# values falling back (limit 50, offset 0) as the README says, a page past the end empty
+# values falling back (limit 50, offset 0) as docs/api-notes.md says, a page past the end empty
 # with the total, rows bounded at 100 a page, other workspaces' and users' rows never
 # counted; a record reads the same in the list, in the create answer and (keys) from
 # GET /v1/api/key; every body is compact JSON.

@@ -1,4 +1,4 @@
-# The role x action matrix (README.md, "Role x action matrix"), checked exhaustively from
+# The role x action matrix (docs/security.md, "Role x action matrix"), checked exhaustively from
 # the table @MATRIX below: every content route, as a session of each of the five roles
 # (the studio path /v1/workspaces/{id}/...) and as a secret key holding every scope whose
 # creator has that role (/v1/api/...): allowed (the route's own status, and a write
@@ -10,7 +10,7 @@
 # but still reads; demoted to author it writes only its creator's own articles; a key
 # lacking the scope is told `missing_scope` first, whatever the role.
 #
-# A new route family adds its rows to @MATRIX (the README's matrix gets the same rows):
+# A new route family adds its rows to @MATRIX (docs/security.md's matrix gets the same rows):
 #   what     the test's name for the action
 #   method   the HTTP method
 #   path     below /v1/api (keys) and /v1/workspaces/{id} (sessions); "%s" is the

@@ -72,6 +72,9 @@ for my $f (qw(cms_pool_connections cms_pool_queue_length cms_pool_waits_total
     ok $m->{families}{$f} && @{$m->{families}{$f}{samples}}, "family $f is there";
 }
 is Cms::Prom::sum($m, 'cms_pool_connections', pool => 'redis', state => 'busy'), 0, 'no redis work yet: busy 0';
+my ($release) = do { open my $fh, '<', "$ENV{TEST_CMS_ROOT}/VERSION" or die $!; <$fh> } =~ /(\S+)/;
+is Cms::Prom::sum($m, 'cms_build_info', version => $release), 1,
+    'cms_build_info names the release (VERSION), value 1';
 
 my $h = http(HEAD => '/status');
 is $h->{status}, 200, 'HEAD /status: 200';

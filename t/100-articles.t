@@ -704,7 +704,7 @@ my $theirs = mk($K2, { title => 'Theirs', status => 'published' });
     ok grep({ $_ eq $want{archived}[0] } @{$page->('?locale=en&status=published')->[2]}),
         'count: the due one is listed as published';
 
-    # The deepest offset (README, Pagination): beyond it 400, not a silent first page.
+    # The deepest offset (docs/api-notes.md, Pagination): beyond it 400, not a silent first page.
     is_deeply $page->('?locale=en&offset=100000'), [200, { total => $real->('en'), limit => 50, offset => 100000 }, []],
         'offset=100000 (the cap): an empty page';
     check_err(req(GET => '/v1/api/articles?offset=100001', $LK), 400, 'invalid_field_value', 'offset beyond the cap');

@@ -1,5 +1,5 @@
-# The public surface without the database (DESIGN.md, Public surface; README, "The public
-# cache"): cms_public_cache keeps, per host, the sites publishable keys resolve to (for
+# The public surface without the database (DESIGN.md, Public surface; docs/api-notes.md,
+# "Public surface"): cms_public_cache keeps, per host, the sites publishable keys resolve to (for
 # valid=) and the bodies of section reads by site, content version and request line.
 # Shown here: a section read's ETag names its version; while PostgreSQL's sites, pages
 # and sections tables are locked by another session (any query on them would wait), a

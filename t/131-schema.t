@@ -31,9 +31,11 @@ my $K = key($owner->{token}, $wid, 'schema', 'articles:read', 'articles:write');
 
 my $r = http(GET => '/v1/health/ready');
 is $r->{status}, 200, 'current: ready 200';
+my ($version) = do { open my $fh, "<", "$ENV{TEST_CMS_ROOT}/VERSION" or die $!; <$fh> } =~ /(\S+)/;
 is_deeply $r->{json}, { status => 'ok', postgres => 'ok', redis => 'ok', schema => 'current',
-                        schema_version => $newest, schema_needed => $newest },
-    '... status ok, the schema current, both versions named';
+                        schema_version => $newest, schema_needed => $newest,
+                        version => $version },
+    '... status ok, the schema current, both versions named, the release (VERSION)';
 $r = http(GET => '/v1/health/live');
 is $r->{status}, 200, 'live 200';
 is_deeply $r->{json}, { status => 'ok' }, '... {"status":"ok"}';

@@ -79,6 +79,8 @@ static int cms_admin_set(int opt, const char *name, char *arg,
 static int cms_admin_run(const cms_admin_command_t *cmd,
     cms_admin_args_t *a);
 static int cms_admin_help(cms_admin_ctx_t *ctx, const cms_admin_args_t *a);
+static int cms_admin_version(cms_admin_ctx_t *ctx,
+    const cms_admin_args_t *a);
 static void cms_admin_usage(FILE *f);
 
 
@@ -322,6 +324,8 @@ static const cms_admin_command_t  cms_admin_commands[] = {
       cms_admin_migrate, 1, 0 },
     { "help", NULL, cms_admin_global_options,
       cms_admin_help, 0, 0 },
+    { "version", NULL, cms_admin_global_options,
+      cms_admin_version, 0, 0 },
     { NULL, NULL, NULL, NULL, 0, 0 }
 };
 
@@ -410,6 +414,8 @@ static const char  cms_admin_usage_text[] =
 "  account mail\n"
 "      hands over the waiting password-reset and verification messages:\n"
 "      one line each: id type email token (marked sent); needs --secret\n"
+"  version\n"
+"      prints cms-admin's release and where it finds the migrations\n"
 "  help\n";
 
 
@@ -670,6 +676,18 @@ cms_admin_help(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     (void) a;
 
     cms_admin_usage(stdout);
+
+    return 0;
+}
+
+
+static int
+cms_admin_version(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
+{
+    (void) ctx;
+    (void) a;
+
+    printf("cms-admin %s (migrations: %s)\n", CMS_VERSION, CMS_ADMIN_SQL_DIR);
 
     return 0;
 }

@@ -25,6 +25,13 @@
 
 #include "cms_kdf.h"
 #include "cms_key.h"
+#include "cms_version.h"
+
+
+/* migrate's default folder: the build's sql/, or the package's (make install) */
+#ifndef CMS_ADMIN_SQL_DIR
+#define CMS_ADMIN_SQL_DIR  "sql"
+#endif
 
 
 /* as nginx's cms_secret: 32 to 4095 bytes once trailing white space goes */

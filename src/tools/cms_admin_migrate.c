@@ -23,10 +23,6 @@
 #include <string.h>
 
 
-#ifndef CMS_ADMIN_SQL_DIR
-#define CMS_ADMIN_SQL_DIR  "sql"
-#endif
-
 #define CMS_ADMIN_MIGRATIONS_MAX  1000
 #define CMS_ADMIN_VERSION_MAX     120       /* "NNNN_name" */
 #define CMS_ADMIN_MIGRATION_MAX   (4 * 1024 * 1024)
