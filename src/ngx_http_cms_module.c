@@ -33,9 +33,12 @@
 #include "ngx_http_cms_status.h"
 #include "ngx_http_cms_resolve.h"
 #include "ngx_http_cms_streams.h"
+#include "cms_trace.h"
 
 
 static ngx_int_t ngx_http_cms_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_cms_trace_id_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_cms_request_id_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 
@@ -86,6 +89,10 @@ ngx_module_t  ngx_http_cms_module = {
 static ngx_http_variable_t  ngx_http_cms_vars[] = {
 
     { ngx_string("cms_request_id"), NULL, ngx_http_cms_request_id_variable,
+      0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    /* the trace-id of a valid inbound traceparent (32 hex), else empty */
+    { ngx_string("cms_trace_id"), NULL, ngx_http_cms_trace_id_variable,
       0, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
     /*
@@ -171,6 +178,29 @@ ngx_http_cms_request_id_variable(ngx_http_request_t *r,
 
     v->data = ctx->request_id;
     v->len = ctx->request_id_len;
+    v->valid = 1;
+    v->no_cacheable = 0;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_cms_trace_id_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_cms_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    if (ctx == NULL || ctx->traceparent.len == 0) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    v->data = ctx->traceparent.data + CMS_TRACE_ID_OFFSET;
+    v->len = CMS_TRACE_ID_LEN;
     v->valid = 1;
     v->no_cacheable = 0;
     v->not_found = 0;

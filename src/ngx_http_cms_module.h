@@ -211,6 +211,8 @@ typedef struct {
 struct ngx_http_cms_ctx_s {
     u_char                      request_id[NGX_HTTP_CMS_REQUEST_ID_MAX];
     size_t                      request_id_len;
+    ngx_str_t                   traceparent;   /* a valid inbound one's
+                                                  55 bytes, in headers_in */
     ngx_http_cms_shape_e        shape;
 
     ngx_http_cms_route_t       *route;
@@ -267,6 +269,7 @@ struct ngx_http_cms_ctx_s {
                                                   flight (_s3.c) */
 
     unsigned                    sent:1;
+    unsigned                    traced:1;      /* traceparent echoed */
     unsigned                    answering:1;
     unsigned                    replace:1;
     unsigned                    replaced:1;

@@ -18,6 +18,7 @@
 #include "ngx_http_cms_response_cache.h"
 #include "cms_json_scan.h"
 #include "cms_uuid.h"
+#include "cms_trace.h"
 #include "ngx_http_cms_crypto.h"
 
 
@@ -31,6 +32,8 @@ static ngx_int_t ngx_http_cms_send_headers(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_send_compact(ngx_http_request_t *r,
     ngx_str_t **body);
 static ngx_uint_t ngx_http_cms_request_id_valid(ngx_str_t *v);
+static ngx_int_t ngx_http_cms_trace_echo(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_uint_t ngx_http_cms_request_id_kept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_error_body(ngx_http_request_t *r,
@@ -56,6 +59,7 @@ static ngx_http_output_body_filter_pt    ngx_http_cms_next_body_filter;
 
 
 static ngx_str_t  ngx_http_cms_request_id_name = ngx_string("X-Request-Id");
+static ngx_str_t  ngx_http_cms_traceparent_name = ngx_string("traceparent");
 static ngx_str_t  ngx_http_cms_json_type = ngx_string("application/json");
 static ngx_str_t  ngx_http_cms_cache_control_name =
     ngx_string("Cache-Control");
@@ -515,6 +519,17 @@ ngx_http_cms_ctx_create(ngx_http_request_t *r)
         ngx_hex_dump(ctx->request_id, id, sizeof(id));
         ctx->request_id_len = NGX_HTTP_CMS_REQUEST_ID_LEN;
     }
+
+    /* a W3C traceparent is honoured when valid: echoed, and logged as
+       $cms_trace_id; anything else is ignored (docs/operations.md) */
+    h = ngx_http_cms_query_find(&r->headers_in.headers,
+                                &ngx_http_cms_traceparent_name, NULL);
+
+    if (h != NULL && cms_traceparent_valid(h->value.data, h->value.len)) {
+        ctx->traceparent.data = h->value.data;
+        ctx->traceparent.len = CMS_TRACEPARENT_LEN;
+    }
+
     ctx->shape = ngx_http_cms_response_shape(r);
     ctx->finish = ngx_http_cms_finish;
 
@@ -550,6 +565,10 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_cms_module);
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
+    if (ctx != NULL && ngx_http_cms_trace_echo(r, ctx) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     if ((!lcf->enable && lcf->error_pages != 1) || r != r->main
         || r->headers_out.status < NGX_HTTP_BAD_REQUEST
         || (ctx != NULL && ctx->answering))
@@ -559,7 +578,7 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
 
     if (ctx == NULL) {
         ctx = ngx_http_cms_ctx_create(r);
-        if (ctx == NULL) {
+        if (ctx == NULL || ngx_http_cms_trace_echo(r, ctx) != NGX_OK) {
             return NGX_ERROR;
         }
     }
@@ -604,6 +623,21 @@ ngx_http_cms_header_filter(ngx_http_request_t *r)
     ctx->replace = 1;
 
     return ngx_http_cms_next_header_filter(r);
+}
+
+
+/* the main request's answer carries a valid inbound traceparent back */
+static ngx_int_t
+ngx_http_cms_trace_echo(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    if (ctx->traceparent.len == 0 || ctx->traced || r != r->main) {
+        return NGX_OK;
+    }
+
+    ctx->traced = 1;
+
+    return ngx_http_cms_header_add(r, &ngx_http_cms_traceparent_name,
+                                   &ctx->traceparent);
 }
 
 
