@@ -331,7 +331,8 @@ ngx_http_cms_cdn_claimed(void *data, PGresult *res)
     {
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: claiming cache purges failed%s%s",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else {
         rows = PQntuples(res);
@@ -554,7 +555,8 @@ ngx_http_cms_cdn_settled(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: recording cache purges failed%s%s; they are "
                       "sent again once their lease ends",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
     }
 
     /* a full batch: more may be due now */

@@ -6,11 +6,22 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <grp.h>
 #include "ngx_http_cms_conf.h"
+
+
+#define NGX_HTTP_CMS_CONF_GROUPS  256
+
+/* a file's permission bits as four octal digits ("%ui%ui%ui%ui") */
+#define ngx_http_cms_conf_mode(m)                                              \
+    (ngx_uint_t) (((m) >> 9) & 7), (ngx_uint_t) (((m) >> 6) & 7),              \
+    (ngx_uint_t) (((m) >> 3) & 7), (ngx_uint_t) ((m) & 7)
 
 
 static ngx_int_t ngx_http_cms_conf_param(ngx_str_t *value,
     const ngx_http_cms_param_t *params, void *conf);
+static ngx_uint_t ngx_http_cms_conf_in_group(const char *user, gid_t gid,
+    gid_t want);
 
 
 ngx_int_t
@@ -93,10 +104,11 @@ ngx_int_t
 ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
     ngx_str_t *path, size_t max, ngx_str_t *secret)
 {
-    u_char      *buf;
-    ssize_t      n;
-    ngx_fd_t     fd;
-    ngx_file_t   file;
+    u_char           *buf;
+    ssize_t           n;
+    ngx_fd_t          fd;
+    ngx_file_t        file;
+    ngx_file_info_t   fi;
 
     if (ngx_conf_full_name(cf->cycle, path, 1) != NGX_OK) {
         return NGX_ERROR;
@@ -107,6 +119,20 @@ ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
     if (fd == NGX_INVALID_FILE) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
                            "%s: cannot open \"%V\"", directive, path);
+        return NGX_ERROR;
+    }
+
+    /* a secret others may read is refused: the master reads it as root,
+       before any worker starts; the workers never open it */
+    if (ngx_fd_info(fd, &fi) == NGX_FILE_ERROR
+        || (ngx_file_access(&fi) & (S_IROTH | S_IWOTH)))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%s: \"%V\" is readable or writable by others "
+                           "(mode %ui%ui%ui%ui): chmod o-rwx it, or mount it "
+                           "with mode 0440 or stricter", directive, path,
+                           ngx_http_cms_conf_mode(ngx_file_access(&fi)));
+        ngx_close_file(fd);
         return NGX_ERROR;
     }
 
@@ -142,6 +168,116 @@ ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
     secret->len = n;
 
     return NGX_OK;
+}
+
+
+/* long: whose the workers are, then the owner's, group's or others' bits */
+ngx_int_t
+ngx_http_cms_conf_folder(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *path)
+{
+    uid_t             uid;
+    gid_t             gid;
+    mode_t            need;
+    const char       *user;
+    struct group     *gr;
+    struct passwd    *pw;
+    ngx_core_conf_t  *ccf;
+    ngx_file_info_t   fi;
+
+    if (ngx_conf_full_name(cf->cycle, path, 0) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_file_info(path->data, &fi) == NGX_FILE_ERROR || !ngx_is_dir(&fi)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "%s: \"%V\" is not a folder", directive, path);
+        return NGX_ERROR;
+    }
+
+    /* the workers' user: "user" (given before http{}), nginx's default
+       for a master started as root, else the master's own */
+
+    ccf = (ngx_core_conf_t *) ngx_get_conf(cf->cycle->conf_ctx,
+                                           ngx_core_module);
+
+    if (ccf->user != (ngx_uid_t) NGX_CONF_UNSET_UINT) {
+        uid = ccf->user;
+        gid = ccf->group;
+        user = ccf->username;
+
+    } else if (geteuid() == 0) {
+        pw = getpwnam(NGX_USER);
+        gr = getgrnam(NGX_GROUP);
+
+        if (pw == NULL || gr == NULL) {
+            return NGX_OK;        /* nginx refuses the configuration itself */
+        }
+
+        uid = pw->pw_uid;
+        gid = gr->gr_gid;
+        user = NGX_USER;
+
+    } else {
+        uid = geteuid();
+        gid = getegid();
+        user = NULL;
+    }
+
+    if (uid == 0) {
+        return NGX_OK;
+    }
+
+    need = (fi.st_uid == uid) ? (S_IWUSR | S_IXUSR)
+           : ngx_http_cms_conf_in_group(user, gid, fi.st_gid)
+             ? (S_IWGRP | S_IXGRP)
+           : (S_IWOTH | S_IXOTH);
+
+    if ((fi.st_mode & need) != need) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%s: the workers' user (uid %uL, gid %uL) cannot "
+                           "write in \"%V\" (owner %uL, group %uL, mode "
+                           "%ui%ui%ui%ui): chown it to that user, or give "
+                           "its group write access", directive,
+                           (uint64_t) uid, (uint64_t) gid, path,
+                           (uint64_t) fi.st_uid, (uint64_t) fi.st_gid,
+                           ngx_http_cms_conf_mode(ngx_file_access(&fi)));
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* whether the workers (user, or the master's own groups) are in "want" */
+static ngx_uint_t
+ngx_http_cms_conf_in_group(const char *user, gid_t gid, gid_t want)
+{
+    int    i, n;
+    gid_t  groups[NGX_HTTP_CMS_CONF_GROUPS];
+
+    if (gid == want) {
+        return 1;
+    }
+
+    n = NGX_HTTP_CMS_CONF_GROUPS;
+
+    if (user != NULL) {
+        if (getgrouplist(user, gid, groups, &n) == -1) {
+            n = 0;            /* more groups than room: judged by gid alone */
+        }
+
+    } else {
+        n = getgroups(NGX_HTTP_CMS_CONF_GROUPS, groups);
+    }
+
+    for (i = 0; i < n; i++) {
+        if (groups[i] == want) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

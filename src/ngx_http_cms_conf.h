@@ -40,11 +40,23 @@ ngx_int_t ngx_http_cms_conf_params(ngx_conf_t *cf, const char *directive,
 /*
  * Reads a secret from the file at "path" (relative to the prefix) into
  * cf->pool, without the whitespace that ends it, at most max - 1 bytes.
- * A file that cannot be read, or holds nothing or too much, is logged
- * naming "directive"; returns NGX_OK or NGX_ERROR.
+ * A file that cannot be read, that others may read or write, or that
+ * holds nothing or too much, is logged naming "directive"; returns NGX_OK
+ * or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_conf_secret_file(ngx_conf_t *cf, const char *directive,
     ngx_str_t *path, size_t max, ngx_str_t *secret);
+
+/*
+ * Makes "path" absolute (relative to the prefix) and checks that it is a
+ * folder the workers' user may write and search in: the user "user"
+ * names (a "user" directive before http{}), nginx's default for a master
+ * started as root, or the master's own; by the owner's, the group's
+ * (supplementary groups included) or others' mode bits.  Logs naming
+ * "directive" and returns NGX_ERROR when not.
+ */
+ngx_int_t ngx_http_cms_conf_folder(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *path);
 
 /*
  * NGX_OK when "len" bytes at "p" may be a host name or an IP address as a

@@ -397,7 +397,8 @@ ngx_http_cms_deliver_claimed(void *data, PGresult *res)
     {
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: claiming webhook deliveries failed%s%s",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else {
         rows = PQntuples(res);
@@ -851,7 +852,8 @@ ngx_http_cms_deliver_recorded(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
                       "cms: recording webhook deliveries failed%s%s; they "
                       "are sent again once their leases end",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
     }
 
     ngx_http_cms_deliver_record(mcf);

@@ -252,7 +252,7 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: purging deleted articles failed%s%s",
                       res ? ": " : "",
-                      res ? PQresultErrorMessage(res) : "");
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else if (PQgetvalue(res, 0, 0)[0] != '0'
                || PQgetvalue(res, 0, 1)[0] != '0')
@@ -305,7 +305,7 @@ ngx_http_cms_jobs_announced(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: announcing scheduled articles failed%s%s",
                       res ? ": " : "",
-                      res ? PQresultErrorMessage(res) : "");
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else {
         n = ngx_atoi((u_char *) PQgetvalue(res, 0, 0),
@@ -353,7 +353,7 @@ ngx_http_cms_jobs_expired(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: giving back lapsed upload reservations "
                       "failed%s%s", res ? ": " : "",
-                      res ? PQresultErrorMessage(res) : "");
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else if (ngx_atoi((u_char *) PQgetvalue(res, 0, 0),
                         PQgetlength(res, 0, 0)) > 0)

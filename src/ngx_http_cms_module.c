@@ -248,15 +248,11 @@ ngx_http_cms_fetch_variable(ngx_http_request_t *r,
 
 /*
  * The filters, and the http{} block's resolver for host names: a host
- * name for PostgreSQL or Redis needs one.
+ * name for PostgreSQL, Redis or the bucket needs one.
  */
 static ngx_int_t
 ngx_http_cms_postconfiguration(ngx_conf_t *cf)
 {
-    ngx_http_cms_main_conf_t  *mcf;
-
-    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
-
     if (ngx_http_cms_response_init(cf) != NGX_OK
         || ngx_http_cms_body_init(cf) != NGX_OK
         || ngx_http_cms_metrics_init(cf) != NGX_OK
@@ -265,21 +261,7 @@ ngx_http_cms_postconfiguration(ngx_conf_t *cf)
         return NGX_ERROR;
     }
 
-    if (mcf->pg != NULL
-        && ngx_http_cms_resolve_required(cf, "cms_postgres", &mcf->pg->name)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (mcf->redis != NULL
-        && ngx_http_cms_resolve_required(cf, "cms_redis", &mcf->redis->host)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
+    return ngx_http_cms_resolve_check(cf);
 }
 
 

@@ -150,6 +150,8 @@ typedef struct {
     ngx_shm_zone_t             *public_zone;   /* cms_public_cache */
     ngx_resolver_t             *resolver;     /* the http{} block's */
     ngx_msec_t                  resolver_timeout;
+    ngx_array_t                *resolve_needs; /* of
+                                                  ngx_http_cms_resolve_need_t */
     ngx_shm_zone_t             *metrics;     /* the workers' counters */
 } ngx_http_cms_main_conf_t;
 

@@ -17,6 +17,7 @@
 
 
 #define NGX_HTTP_CMS_PG_MAX_STMTS      256
+#define NGX_HTTP_CMS_PG_LINE           1024
 
 
 struct ngx_http_cms_pg_conf_s {
@@ -115,6 +116,14 @@ ngx_int_t ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     ngx_uint_t nargs, ngx_http_cms_pg_job_pt done, void *data);
 
 void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
+
+/*
+ * libpq's message (PQerrorMessage(), PQresultErrorMessage()) as one log
+ * line: its lines joined by "; ", the final newline dropped, at most
+ * NGX_HTTP_CMS_PG_LINE - 1 bytes.  In a buffer of the worker's that the
+ * next call reuses: for the log line at hand only.
+ */
+const char *ngx_http_cms_pg_oneline(const char *msg);
 
 
 #endif /* _NGX_HTTP_CMS_PG_H_INCLUDED_ */

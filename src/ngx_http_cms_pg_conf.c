@@ -13,6 +13,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_conf.h"
 #include "ngx_http_cms_pg.h"
+#include "ngx_http_cms_resolve.h"
 
 
 #define NGX_HTTP_CMS_PG_GENERIC  "-c plan_cache_mode=force_generic_plan"
@@ -82,7 +83,10 @@ ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (ngx_http_cms_pg_conninfo(cf, pcf, &value[1]) != NGX_CONF_OK) {
+    if (ngx_http_cms_pg_conninfo(cf, pcf, &value[1]) != NGX_CONF_OK
+        || ngx_http_cms_resolve_need(cf, "cms_postgres", &pcf->name)
+           != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 

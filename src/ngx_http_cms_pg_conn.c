@@ -83,7 +83,9 @@ ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot, const char **values)
     if (slot->conn == NULL || PQstatus(slot->conn) == CONNECTION_BAD) {
         ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
                       "cms: PQconnectStartParams() failed: %s",
-                      slot->conn ? PQerrorMessage(slot->conn) : "no memory");
+                      slot->conn
+                      ? ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn))
+                      : "no memory");
         return NGX_ERROR;
     }
 
@@ -349,7 +351,7 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
         if (st == PGRES_POLLING_FAILED) {
             ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
                           "cms: PQconnectPoll() failed: %s",
-                          PQerrorMessage(slot->conn));
+                          ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
             return NGX_ERROR;
         }
 
@@ -394,7 +396,7 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
         default:
             ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
                           "cms: PQconnectPoll() failed: %s",
-                          PQerrorMessage(slot->conn));
+                          ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
             return NGX_ERROR;
         }
     }
@@ -543,7 +545,7 @@ ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
         /* libpq's own error: the connection went away under the query */
         ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
                       "cms: postgres connection lost: %s",
-                      PQerrorMessage(slot->conn));
+                      ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
         return NGX_ABORT;
     }
 

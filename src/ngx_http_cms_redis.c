@@ -22,6 +22,8 @@
 #include "ngx_http_cms_metrics.h"
 
 
+static u_char *ngx_http_cms_redis_log_context(ngx_log_t *log, u_char *buf,
+    size_t len);
 static ngx_int_t ngx_http_cms_redis_start(ngx_http_cms_redis_slot_t *s,
     ngx_http_cms_redis_op_t *op);
 static ngx_int_t ngx_http_cms_redis_recv(ngx_http_cms_redis_slot_t *s);
@@ -68,6 +70,8 @@ ngx_http_cms_redis_init_process(ngx_cycle_t *cycle,
 
         s->log = *cycle->log;
         s->log.action = "talking to redis";
+        s->log.handler = ngx_http_cms_redis_log_context;
+        s->log.data = s;
 
         s->timer.handler = ngx_http_cms_redis_timer_handler;
         s->timer.data = s;
@@ -793,3 +797,25 @@ ngx_http_cms_redis_free_replies(ngx_http_cms_redis_slot_t *s)
 }
 
 
+
+
+/* what a connection's log lines end with: the action and the server */
+static u_char *
+ngx_http_cms_redis_log_context(ngx_log_t *log, u_char *buf, size_t len)
+{
+    u_char                     *p;
+    ngx_http_cms_redis_slot_t  *s;
+
+    s = log->data;
+    p = buf;
+
+    if (log->action) {
+        p = ngx_snprintf(p, len, " while %s", log->action);
+    }
+
+    if (s->peer.name != NULL) {
+        p = ngx_snprintf(p, len - (p - buf), ", redis: %V", s->peer.name);
+    }
+
+    return p;
+}

@@ -16,6 +16,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_conf.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_resolve.h"
 
 
 static ngx_int_t ngx_http_cms_redis_address(ngx_conf_t *cf,
@@ -93,7 +94,8 @@ ngx_http_cms_redis_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     if (ngx_http_cms_redis_auth(cf, rcf) != NGX_OK
-        || ngx_http_cms_redis_tls(cf, rcf) != NGX_OK)
+        || ngx_http_cms_redis_tls(cf, rcf) != NGX_OK
+        || ngx_http_cms_resolve_need(cf, "cms_redis", &rcf->host) != NGX_OK)
     {
         return NGX_CONF_ERROR;
     }

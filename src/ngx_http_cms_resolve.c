@@ -61,24 +61,62 @@ ngx_http_cms_resolve_init(ngx_conf_t *cf)
 
 
 ngx_int_t
-ngx_http_cms_resolve_required(ngx_conf_t *cf, const char *directive,
+ngx_http_cms_resolve_need(ngx_conf_t *cf, const char *directive,
     ngx_str_t *name)
 {
-    ngx_http_cms_main_conf_t  *mcf;
+    ngx_http_cms_main_conf_t     *mcf;
+    ngx_http_cms_resolve_need_t  *need;
+
+    if (name->len == 0) {
+        return NGX_OK;
+    }
 
     mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
 
-    if (name->len == 0
+    if (mcf->resolve_needs == NULL) {
+        mcf->resolve_needs = ngx_array_create(cf->pool, 2,
+                                          sizeof(ngx_http_cms_resolve_need_t));
+        if (mcf->resolve_needs == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    need = ngx_array_push(mcf->resolve_needs);
+    if (need == NULL) {
+        return NGX_ERROR;
+    }
+
+    need->directive = directive;
+    need->name = *name;
+    need->file = cf->conf_file->file.name;
+    need->line = cf->conf_file->line;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_cms_resolve_check(ngx_conf_t *cf)
+{
+    ngx_http_cms_main_conf_t     *mcf;
+    ngx_http_cms_resolve_need_t  *need;
+
+    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_cms_module);
+
+    if (mcf->resolve_needs == NULL
         || (mcf->resolver != NULL && mcf->resolver->connections.nelts > 0))
     {
         return NGX_OK;
     }
 
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "%s: \"%V\" is a host name, resolved through "
-                       "nginx's resolver at every connect, and the http{} "
-                       "block has no \"resolver\" directive", directive,
-                       name);
+    /* the directive's own line, not the end of http{} where this runs */
+    need = mcf->resolve_needs->elts;
+
+    ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                  "%s: \"%V\" is a host name, resolved through nginx's "
+                  "resolver at run time, and the http{} block has no "
+                  "\"resolver\" directive in %V:%ui", need->directive,
+                  &need->name, &need->file, need->line);
 
     return NGX_ERROR;
 }

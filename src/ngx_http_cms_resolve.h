@@ -59,13 +59,28 @@ ngx_int_t ngx_http_cms_outbound_all_allowed(ngx_addr_t *addrs, ngx_uint_t n,
 /* postconfiguration: keeps the http{} block's resolver for start() */
 ngx_int_t ngx_http_cms_resolve_init(ngx_conf_t *cf);
 
+/* a host name a directive resolves at run time, and where it was written */
+typedef struct {
+    const char                 *directive;
+    ngx_str_t                   name;
+    ngx_str_t                   file;
+    ngx_uint_t                  line;
+} ngx_http_cms_resolve_need_t;
+
 /*
- * postconfiguration, after init(): NGX_OK when "name" is empty or the
- * http{} block has a "resolver" with a name server; else logs, naming
- * "directive" and the name, and NGX_ERROR (nginx -t refuses).
+ * While a directive is read: records that "name" (nothing when empty)
+ * will be resolved at run time, with the directive's file and line.
  */
-ngx_int_t ngx_http_cms_resolve_required(ngx_conf_t *cf,
-    const char *directive, ngx_str_t *name);
+ngx_int_t ngx_http_cms_resolve_need(ngx_conf_t *cf, const char *directive,
+    ngx_str_t *name);
+
+/*
+ * postconfiguration, after init(): NGX_OK when nothing was recorded or the
+ * http{} block has a "resolver" with a name server; else logs the first
+ * directive that needs one, at its own file and line, and NGX_ERROR
+ * (nginx -t refuses).
+ */
+ngx_int_t ngx_http_cms_resolve_check(ngx_conf_t *cf);
 
 
 #endif /* _NGX_HTTP_CMS_RESOLVE_H_INCLUDED_ */

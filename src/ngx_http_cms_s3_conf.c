@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_conf.h"
+#include "ngx_http_cms_resolve.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_s3_int.h"
@@ -91,7 +92,6 @@ ngx_int_t  ngx_http_cms_s3_index[NGX_HTTP_CMS_S3_VARS];
 char *
 ngx_http_cms_s3_conf(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
 {
-    ngx_file_info_t          fi;
     ngx_http_cms_s3_conf_t  *scf;
 
     scf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_s3_conf_t));
@@ -138,16 +138,9 @@ ngx_http_cms_s3_conf(ngx_conf_t *cf, ngx_http_cms_main_conf_t *mcf)
         return NGX_CONF_ERROR;
     }
 
-    if (ngx_conf_full_name(cf->cycle, &scf->stage, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_file_info(scf->stage.data, &fi) == NGX_FILE_ERROR
-        || !ngx_is_dir(&fi))
+    if (ngx_http_cms_conf_folder(cf, "cms_storage s3: stage=", &scf->stage)
+        != NGX_OK)
     {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_storage s3: \"stage=%V\" is not a folder",
-                           &scf->stage);
         return NGX_CONF_ERROR;
     }
 
@@ -308,6 +301,7 @@ ngx_http_cms_s3_endpoint(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
 {
     int         rc;
     u_char     *s;
+    ngx_str_t   name;
     cms_url_t   u;
     ngx_uint_t  path_style;
 
@@ -335,6 +329,19 @@ ngx_http_cms_s3_endpoint(ngx_conf_t *cf, ngx_http_cms_s3_conf_t *scf)
                            "the bucket cannot go in front of it "
                            "(path_style=on)", &scf->endpoint);
         return NGX_ERROR;
+    }
+
+    /* objects are read through proxy_pass, the sweeper's requests on the
+       module's client: both resolve a name through http{}'s resolver */
+    if (u.host_type == CMS_URL_HOST_NAME) {
+        name.data = s + u.host.off;
+        name.len = u.host.len;
+
+        if (ngx_http_cms_resolve_need(cf, "cms_storage s3: endpoint=", &name)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
     }
 
     return ngx_http_cms_s3_origin(cf, scf, &u, path_style);

@@ -12,6 +12,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_s3.h"
+#include "ngx_http_cms_conf.h"
 #include "cms_url.h"
 
 
@@ -70,8 +71,7 @@ ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
-    ngx_str_t        *value;
-    ngx_file_info_t   fi;
+    ngx_str_t  *value;
 
     if (mcf->storage.data != NULL) {
         return "is duplicate";
@@ -107,16 +107,9 @@ ngx_http_cms_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         mcf->files_base.len = value[2].len - 9;
     }
 
-    if (ngx_conf_full_name(cf->cycle, &mcf->storage, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_file_info(mcf->storage.data, &fi) == NGX_FILE_ERROR
-        || !ngx_is_dir(&fi))
+    if (ngx_http_cms_conf_folder(cf, "cms_storage", &mcf->storage)
+        != NGX_OK)
     {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "cms_storage: \"%V\" is not a folder",
-                           &mcf->storage);
         return NGX_CONF_ERROR;
     }
 

@@ -470,7 +470,8 @@ ngx_http_cms_sweep_queued(void *data, PGresult *res)
     {
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: queueing orphan objects failed%s%s",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
         ps->failed = 1;
         ngx_http_cms_sweep_passed(ps);
         return;

@@ -195,7 +195,8 @@ ngx_http_cms_sweep_claimed(void *data, PGresult *res)
     {
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: claiming object removals failed%s%s",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else {
         rows = PQntuples(res);
@@ -508,7 +509,8 @@ ngx_http_cms_sweep_settled(void *data, PGresult *res)
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                       "cms: recording object removals failed%s%s; they are "
                       "taken again once their lease ends",
-                      res ? ": " : "", res ? PQresultErrorMessage(res) : "");
+                      res ? ": " : "",
+                      ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
     }
 
     /* a full batch: more may be due now */

@@ -11,6 +11,21 @@ my $conninfo = "hostaddr=127.0.0.1 port=%%PG_PORT%% dbname=%%DB%% user=postgres"
 # Secrets of various lengths for cms_secret.
 open my $fh, '>', "$p/conf/short.key" or die $!; print $fh 'x' x 31; close $fh;
 open $fh, '>', "$p/conf/exact.key" or die $!; print $fh 'y' x 32; close $fh;
+chmod 0600, "$p/conf/short.key", "$p/conf/exact.key";
+
+# nginx -t catches what would break at run time (issue 33): a secret others may read, a
+# storage folder the workers (nobody:nogroup: the harness's master runs as root, without
+# "user") cannot write in
+for my $k (qw(open group)) {
+    open $fh, '>', "$p/conf/$k.key" or die $!; print $fh 'z' x 40; close $fh;
+}
+chmod 0644, "$p/conf/open.key";
+chmod 0640, "$p/conf/group.key";
+my ($nobody, $nogroup) = ((getpwnam 'nobody')[2], (getgrnam 'nogroup')[2]);
+mkdir "$p/st-$_" or die "$p/st-$_: $!" for qw(root group owner);
+chmod 0755, "$p/st-root";
+chown 0, $nogroup, "$p/st-group"; chmod 0770, "$p/st-group";
+chown $nobody, 0, "$p/st-owner"; chmod 0700, "$p/st-owner";
 
 my @cases = (
     # [ name, { render_conf options }, expect ('ok' | 'fail'), optional stderr regex ]
@@ -181,6 +196,16 @@ my @cases = (
      qr/duplicate/],
     ['cms_public_cache in a server', { public_cache => '', config => 'cms_public_cache zone=pc:1m;' },
      'fail', qr/not allowed/],
+    # secrets others may read; folders the workers may not write in
+    ['cms_secret readable by others (0644)', { secret => "$p/conf/open.key" }, 'fail',
+     qr/cms_secret: ".*open\.key" is readable or writable by others \(mode 0644\)/],
+    ['cms_secret readable by its group (0640)', { secret => "$p/conf/group.key" }, 'ok'],
+    ['cms_storage owned by root, 0755: the workers cannot write', { storage => "$p/st-root" },
+     'fail', qr/cms_storage: the workers' user \(uid $nobody, gid $nogroup\) cannot write in ".*st-root"/],
+    ['cms_storage writable by the workers\' group (0770)', { storage => "$p/st-group" }, 'ok'],
+    ['cms_storage owned by the workers\' user (0700)', { storage => "$p/st-owner" }, 'ok'],
+    ['cms_storage not a folder', { storage => "$p/conf/open.key" }, 'fail', qr/is not a folder/],
+
     # cms_lock_ttl (article locks): 1s to 24h
     ['cms_lock_ttl 1s', { http_config => 'cms_lock_ttl 1s;' }, 'ok'],
     ['cms_lock_ttl 24h', { http_config => 'cms_lock_ttl 24h;' }, 'ok'],
@@ -200,6 +225,17 @@ for my $c (@cases) {
             or diag("exit $t->{rc}\n$t->{out}");
         like($t->{out}, $re, "message for: $name") if $re;
     }
+}
+
+# a directive that needs a resolver is named at its own line, not at the end of http{}
+for my $c (['cms_postgres', { postgres => qq{cms_postgres "host=db.internal port=5432 dbname=cms user=postgres" max=2;} }],
+           ['cms_redis', { redis => 'cms_redis cache.internal:6379 max=2;' }]) {
+    my ($directive, $opts) = @$c;
+    my $t = nginx_test(%$opts);
+    my ($line) = $t->{out} =~ /no "resolver" directive in \S+:(\d+)/;
+    ok $line, "$directive with a host name, no resolver: the error names a line" or diag $t->{out};
+    my @conf = split /\n/, $t->{conf};
+    like $conf[($line // 1) - 1] // '', qr/^\s*\Q$directive\E\s/, "... the line of $directive itself";
 }
 
 done_testing();

@@ -18,7 +18,7 @@ my $PW = 'Pa$$-w0rd:relstatus-' . $$;
 my $dir = tempdir('relstatus-redis-XXXXXX', DIR => '/tmp', CLEANUP => 1);
 my $rport = free_port();
 
-sub write_file { my ($f, $t) = @_; open my $fh, '>', $f or die "$f: $!"; print $fh $t; close $fh; $f }
+sub write_file { my ($f, $t) = @_; open my $fh, '>', $f or die "$f: $!"; print $fh $t; close $fh; chmod 0600, $f; $f }
 my $good = write_file("$dir/good.pass", "$PW\n");
 my $bad = write_file("$dir/bad.pass", "not-the-password\n");
 my $empty = write_file("$dir/empty.pass", "\n");

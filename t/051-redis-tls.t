@@ -52,6 +52,7 @@ for my $leaf (['server', 'redis.test', 'serverAuth'], ['client', 'cms-client', '
 }
 chmod 0644, map { "$dir/$_" } qw(ca.pem other.pem server.crt client.crt server.key client.key);
 my $pass = write_file("$dir/redis.pass", "$PW\n");
+chmod 0600, $pass;                      # a secret: others may not read it (nginx -t)
 
 # --- the TLS-only redis-server, with an ACL user, asking for a client certificate
 my $rpid = fork // die "fork: $!";

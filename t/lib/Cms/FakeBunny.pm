@@ -45,13 +45,14 @@ sub set { my $s = shift; $s->{fake}->set(@_) }
 sub requests { $_[0]{fake}->requests }
 sub stop { $_[0]{fake}->stop }
 
-# a file in the key folder, readable by nginx's workers; returns its path
+# a key file in the key folder, read by the master (others may not: nginx -t refuses a
+# secret they can read); returns its path
 sub file {
     my ($self, $name, $text) = @_;
     open my $fh, '>', "$self->{dir}/$name" or die $!;
     print $fh $text;
     close $fh;
-    chmod 0644, "$self->{dir}/$name";
+    chmod 0600, "$self->{dir}/$name";
     return "$self->{dir}/$name";
 }
 
