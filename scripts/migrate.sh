@@ -9,6 +9,11 @@
 # without .sql. The INSERT goes first: should a file carry its own BEGIN/COMMIT, its COMMIT
 # then commits the record with it, so a file is never applied without being recorded.
 # A failing file rolls back entirely and stops the run (exit status 1).
+#
+# For one database on one machine (make test's template, make run): it takes no lock, so
+# two runs at once may both try a file (the second then fails on schema_migrations' key and
+# rolls back). Hosts that may start together use `cms-admin migrate`, which holds an
+# advisory lock for its whole run (scripts/cms.sh: CMS_MIGRATE=cms-admin; the container).
 set -euo pipefail
 
 [ $# -eq 1 ] || { echo "usage: scripts/migrate.sh CONNINFO_OR_URL" >&2; exit 2; }
