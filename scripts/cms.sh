@@ -9,9 +9,19 @@
 # Environment (defaults in brackets):
 #   CMS_PORT [8080]  CMS_PG_PORT [54320]  CMS_REDIS_PORT [63790]   ports on 127.0.0.1
 #   CMS_MODULE [build/ngx_http_cms_module.so]   CMS_ASAN [0] (1: preload the ASan runtime)
+#   CMS_ADMIN [cms-admin next to CMS_MODULE]   the demo seed's and CMS_MIGRATE=cms-admin's tool
+#   CMS_DEMO [1 with the embedded PostgreSQL, 0 with CMS_PG_CONNINFO]   1: seed the demo
+#                    account (known password) and keys, keep the development manifests
+#                    folder; 0: seed nothing, no keys in demo.env or on the terminal, and
+#                    cms_extensions_manifests commented out (file: manifests refused).
+#                    CMS_DEMO=1 with an external database is refused.
+#   CMS_MIGRATE [psql]   how the migrations are applied: psql (scripts/migrate.sh),
+#                    cms-admin (CMS_ADMIN migrate, under its advisory lock: several hosts
+#                    may start at once) or none (applied elsewhere; readiness waits)
 #   CMS_VAR [var/]           data, logs, the rendered config, the secret, demo.env
 #   CMS_LISTEN [127.0.0.1]   address nginx listens on (the Dockerfile sets 0.0.0.0)
-#   CMS_MANIFESTS [examples/extensions]   development manifests folder (file:NAME)
+#   CMS_MANIFESTS [examples/extensions]   development manifests folder (file:NAME),
+#                    CMS_DEMO=1 only
 #   CMS_CA_CERTS [/etc/ssl/certs/ca-certificates.crt]   CAs for https:// manifests
 #   External services instead of the embedded ones (e.g. in a container):
 #   CMS_PG_CONNINFO  libpq conninfo, e.g. "host=db port=5432 dbname=cms user=cms password=..."
@@ -29,10 +39,12 @@
 #                    CMS_S3_PORT [9000], its key pair made once in var/s3/credentials
 #
 # What start/run do: start the embedded services (unless external), create database `cms`
-# if missing, apply sql/ migrations, make the secret, seed the demo once, write
-# var/demo.env, render conf/nginx.conf.in into var/nginx.conf, start nginx.
+# if missing, apply sql/ migrations, make the secret, seed the demo once (CMS_DEMO=1),
+# write var/demo.env, render conf/nginx.conf.in into var/nginx.conf, start nginx.
+# var/demo.env always has CMS_URL, CMS_DATABASE_URL and CMS_REDIS_URL, and the demo's
+# keys only with CMS_DEMO=1; it and var/seed.env are written mode 0600.
 #
-# The demo seed: scripts/seed-demo.sh, when present, runs once per var/ (delete
+# The demo seed (CMS_DEMO=1): scripts/seed-demo.sh, when present, runs once per var/ (delete
 # var/seed.env to run it again; it also runs again when var/seed.env lacks one of
 # seed_vars, printed only by a later seed-demo.sh) with CMS_PG_CONNINFO, CMS_DATABASE_URL,
 # CMS_REDIS_URL, CMS_REDIS_ADDR, CMS_SECRET_FILE, CMS_URL, CMS_ADMIN (cms-admin next to the
@@ -43,8 +55,9 @@
 # @SECRET@ @STORAGE@ (the folder, or "s3 endpoint=... stage=..."), @RESOLVER@ (a `resolver` line, or a comment when there is no DNS
 # server to name), @LISTEN@ ("$CMS_LISTEN:$CMS_PORT", for `listen @LISTEN@;` so that a
 # container can listen on 0.0.0.0), @MANIFESTS@ (absolute $CMS_MANIFESTS, for
-# cms_extensions_manifests) and @CA_CERTS@ ($CMS_CA_CERTS, for the manifest fetch
-# location's proxy_ssl_trusted_certificate). nginx runs with -p var/nginx/; unless the
+# cms_extensions_manifests; with CMS_DEMO=0 that directive's whole line becomes a comment)
+# and @CA_CERTS@ ($CMS_CA_CERTS, for the manifest fetch location's
+# proxy_ssl_trusted_certificate). nginx runs with -p var/nginx/; unless the
 # template sets `pid` itself, the pid file is var/nginx/nginx.pid (given with -g).
 set -euo pipefail
 
@@ -60,6 +73,7 @@ manifests=${CMS_MANIFESTS:-$root/examples/extensions}
 ca_certs=${CMS_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
 # what var/seed.env must hold; one missing means it came from an older seed-demo.sh
 seed_vars=(CMS_ADMIN_KEY)
+admin=${CMS_ADMIN:-$(dirname "$module")/cms-admin}
 nginx_bin=${CMS_NGINX_BINARY:-/usr/sbin/nginx}
 template=$root/conf/nginx.conf.in
 prefix=$VAR/nginx
@@ -70,6 +84,22 @@ die() { say "$*"; exit 1; }
 
 embedded_pg() { [ -z "${CMS_PG_CONNINFO:-}" ]; }
 embedded_redis() { [ -z "${CMS_REDIS_ADDR:-}" ]; }
+
+# The demo (a known password, keys on the terminal) only into the embedded database.
+if [ -z "${CMS_DEMO:-}" ]; then
+    if embedded_pg; then CMS_DEMO=1; else CMS_DEMO=0; fi
+fi
+
+check_demo() {
+    case $CMS_DEMO in
+        0|1) ;;
+        *) die "CMS_DEMO=$CMS_DEMO: 1 (the demo) or 0 (none)" ;;
+    esac
+    if [ "$CMS_DEMO" = 1 ] && ! embedded_pg; then
+        die "CMS_DEMO=1 with an external database (CMS_PG_CONNINFO) is refused: the demo" \
+            "seeds an account with a known password. Unset CMS_DEMO or set CMS_DEMO=0."
+    fi
+}
 
 pg_conninfo() {
     if embedded_pg; then
@@ -142,8 +172,14 @@ sed_escape() { printf '%s' "$1" | sed -e 's/[\\|&]/\\&/g'; }
 
 render_conf() {
     [ -f "$template" ] || die "$template is missing (the nginx.conf template for make run)"
-    local secret=$1 manifests_abs
-    if grep -q '@MANIFESTS@' "$template"; then
+    local secret=$1 manifests_abs manifests_off=() off
+    if [ "$CMS_DEMO" = 0 ]; then
+        # development manifests off: the directive's line (an empty value would name the
+        # prefix) becomes a comment, and install refuses file: manifests
+        off='s|^\([[:space:]]*\)cms_extensions_manifests[[:space:]].*$|'
+        off+='\1# cms_extensions_manifests: off (CMS_DEMO=0)|'
+        manifests_off=(-e "$off")
+    elif grep -q '@MANIFESTS@' "$template"; then
         [ -d "$manifests" ] \
             || die "$manifests (CMS_MANIFESTS, development manifests) is not a folder"
         manifests_abs=$(cd "$manifests" && pwd)
@@ -152,7 +188,8 @@ render_conf() {
         die "$ca_certs (CMS_CA_CERTS, CAs for https:// manifests) is missing: install" \
             "ca-certificates or set CMS_CA_CERTS"
     fi
-    sed -e "s|@MODULE@|$(sed_escape "$module")|g" \
+    sed "${manifests_off[@]}" \
+        -e "s|@MODULE@|$(sed_escape "$module")|g" \
         -e "s|@PREFIX@|$(sed_escape "$prefix")|g" \
         -e "s|@PORT@|$(sed_escape "$CMS_PORT")|g" \
         -e "s|@LISTEN@|$(sed_escape "$CMS_LISTEN:$CMS_PORT")|g" \
@@ -244,24 +281,53 @@ seed_demo() {
     else
         say "seeding the demo (scripts/seed-demo.sh)"
     fi
-    CMS_PG_CONNINFO=$(pg_conninfo) CMS_DATABASE_URL=$(database_url) \
-    CMS_REDIS_URL="redis://$(redis_addr)" CMS_REDIS_ADDR=$(redis_addr) \
-    CMS_SECRET_FILE=$1 CMS_URL="http://127.0.0.1:$CMS_PORT" CMS_VAR=$VAR \
-    CMS_ADMIN=${CMS_ADMIN:-$(dirname "$module")/cms-admin} \
-        bash "$seed" >"$VAR/seed.env.tmp" || { rm -f "$VAR/seed.env.tmp"; die "seed-demo.sh failed"; }
+    ( umask 077                      # keys: seed.env is the owner's only
+      CMS_PG_CONNINFO=$(pg_conninfo) CMS_DATABASE_URL=$(database_url) \
+      CMS_REDIS_URL="redis://$(redis_addr)" CMS_REDIS_ADDR=$(redis_addr) \
+      CMS_SECRET_FILE=$1 CMS_URL="http://127.0.0.1:$CMS_PORT" CMS_VAR=$VAR \
+      CMS_ADMIN=$admin \
+          bash "$seed" >"$VAR/seed.env.tmp"
+    ) || { rm -f "$VAR/seed.env.tmp"; die "seed-demo.sh failed"; }
     mv "$VAR/seed.env.tmp" "$VAR/seed.env"
 }
 
+# The connection variables always; the demo's keys (var/seed.env) only with CMS_DEMO=1.
 write_demo_env() {
-    {
-        echo "CMS_URL=http://127.0.0.1:$CMS_PORT"
-        echo "CMS_DATABASE_URL=$(database_url)"
-        echo "CMS_REDIS_URL=redis://$(redis_addr)"
-        if [ -f "$VAR/seed.env" ]; then cat "$VAR/seed.env"; fi
-    } >"$VAR/demo.env"
+    if [ "$CMS_DEMO" = 0 ] && [ -f "$VAR/seed.env" ]; then
+        say "CMS_DEMO=0: the keys of an earlier demo seed ($VAR/seed.env) stay out of" \
+            "demo.env; its account is still in the database"
+    fi
+    local redis
+    redis=$(redis_addr)
+    (
+        umask 077
+        # %q: a conninfo with spaces (CMS_PG_CONNINFO) stays one word for `. demo.env`
+        printf 'CMS_URL=%q\n' "http://127.0.0.1:$CMS_PORT"
+        printf 'CMS_DATABASE_URL=%q\n' "$(database_url)"
+        printf 'CMS_REDIS_URL=%q\n' "redis://${redis%% *}"    # not cms_redis parameters
+        if [ "$CMS_DEMO" = 1 ] && [ -f "$VAR/seed.env" ]; then cat "$VAR/seed.env"; fi
+    ) >"$VAR/demo.env.tmp"
+    chmod 600 "$VAR/demo.env.tmp"
+    mv "$VAR/demo.env.tmp" "$VAR/demo.env"
+}
+
+migrate() {
+    case ${CMS_MIGRATE:-psql} in
+        psql)
+            "$root/scripts/migrate.sh" "$(pg_conninfo)" ;;
+        cms-admin)
+            [ -x "$admin" ] || die "$admin (CMS_ADMIN) is not an executable cms-admin"
+            "$admin" --db "$(pg_conninfo)" migrate ;;
+        none)
+            say "CMS_MIGRATE=none: no migrations here; /v1/health/ready answers 503 until" \
+                "the schema is current" ;;
+        *)
+            die "CMS_MIGRATE=$CMS_MIGRATE: psql, cms-admin or none" ;;
+    esac
 }
 
 prepare() {
+    check_demo
     [ -f "$module" ] || die "$module not built (make build)"
     mkdir -p "$VAR" "$prefix/logs" "$prefix/temp" "$VAR/storage" "$VAR/stage"
     chmod 755 "$VAR"
@@ -282,10 +348,10 @@ prepare() {
         [ "$have" = 1 ] || psql -X -q -h 127.0.0.1 -p "$CMS_PG_PORT" -U postgres -d postgres \
                                 -c "CREATE DATABASE cms"
     fi
-    "$root/scripts/migrate.sh" "$(pg_conninfo)"
+    migrate
     local secret
     secret=$(make_secret)
-    seed_demo "$secret"
+    if [ "$CMS_DEMO" = 1 ]; then seed_demo "$secret"; fi
     write_demo_env
     render_conf "$secret"
     nginx_env "$nginx_bin" -t -q -p "$prefix/" -c "$conf" -g "$(nginx_globals)" \
@@ -319,10 +385,16 @@ stop_all() {
     "$root/scripts/services.sh" stop "$VAR"
 }
 
+# demo.env on the terminal, a database password in it (conninfo or URL) shown as ...
 banner() {
     say "CMS on http://127.0.0.1:$CMS_PORT   (config $conf, logs $prefix/logs/)"
-    say "demo environment ($VAR/demo.env):"
-    sed 's/^/    /' "$VAR/demo.env" >&2
+    if [ "$CMS_DEMO" = 1 ]; then
+        say "demo environment ($VAR/demo.env):"
+    else
+        say "environment ($VAR/demo.env; no demo: CMS_DEMO=0):"
+    fi
+    sed -E -e 's/(password=)(\\.|[^ \\])*/\1.../g' -e 's#(://[^:/@]*:)[^@/]*@#\1...@#' \
+        -e 's/^/    /' "$VAR/demo.env" >&2
 }
 
 case "$cmd" in
