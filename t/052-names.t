@@ -104,7 +104,7 @@ my $MINE = "datname = current_database() AND application_name = 'ngx_http_cms'";
 # --- nginx -t ------------------------------------------------------------------------------
 my $t = nginx_test(postgres => $PGLINE);
 isnt $t->{rc}, 0, 'nginx -t refuses host=db.test without a resolver';
-like $t->{out}, qr/cms_postgres: "db\.test" is a host name, resolved through nginx's resolver at every connect, and the http\{\} block has no "resolver" directive/,
+like $t->{out}, qr/cms_postgres: "db\.test" is a host name, resolved through nginx's resolver at run time, and the http\{\} block has no "resolver" directive/,
     '... saying why' or diag $t->{out};
 $t = nginx_test(redis => $RLINE);
 isnt $t->{rc}, 0, 'nginx -t refuses cms_redis cache.test:PORT without a resolver';
