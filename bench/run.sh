@@ -19,7 +19,9 @@
 # same file from the same folder (goal: 0.9), and from an S3-compatible bucket through
 # @cms_s3 against nginx's own proxy_pass of the object, without a cache and with a warm
 # proxy_cache (goal: 0.9 warm); and webhook delivery: 10,000 queued
-# events to a local TLS receiver (goal: 2,000/s, GET /v1/health p99 under 50 ms).
+# events to a local TLS receiver (goal: 2,000/s, GET /v1/health p99 under 50 ms); and
+# the cost of request metrics: GET /v1/api/articles/{id} with a cms_status location
+# (every request counted) against the same without one (nothing counted), as on/off.
 # Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
@@ -27,7 +29,8 @@
 # comparison about per-request cost rather than about core scheduling.
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
-# webhooks: the webhook delivery row alone), BENCH_HOOKS [10000] (events delivered).
+# webhooks: the webhook delivery row alone; metrics: the request metrics row alone),
+# BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,18 +113,30 @@ $module_head
 }
 EOF
 
-stop_nginx() {
-    local pid
-    pid=$(cat "$prefix/logs/nginx.pid" 2>/dev/null) || return 0
+# stops the nginx whose master is $1 and waits for it to go
+stop_pid() {
+    local pid=$1
     kill -QUIT "$pid" 2>/dev/null || return 0
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
 }
+stop_nginx() {
+    local pid
+    pid=$(cat "$prefix/logs/nginx.pid" 2>/dev/null) || return 0
+    stop_pid "$pid"
+}
 hooks_pid=
 s3_pid=
 s3_nginx=
+metrics_pids=()
 stop_all() {
+    local p
     [ -z "$hooks_pid" ] || kill -QUIT "$hooks_pid" 2>/dev/null || true
+    # the request metrics row's two nginx (metrics_bench), also when the bench stops early;
+    # by pid, kept at their start: a pid file is gone if the folder was removed under us
+    for p in ${metrics_pids[@]+"${metrics_pids[@]}"}; do
+        kill -QUIT "$p" 2>/dev/null || true
+    done
     # the bucket's nginx and S3 server (files_s3), also when the bench stops early
     [ -z "$s3_nginx" ] || kill -QUIT "$(cat "$s3_nginx" 2>/dev/null)" 2>/dev/null || true
     [ -z "$s3_pid" ] || kill "$s3_pid" 2>/dev/null || true
@@ -284,7 +299,7 @@ CONF
     kill "$s3_pid" 2>/dev/null || true
 }
 
-if [ "${BENCH_ONLY:-}" != webhooks ]; then
+if [ "${BENCH_ONLY:-}" != webhooks ] && [ "${BENCH_ONLY:-}" != metrics ]; then
 # A stored object (src/ngx_http_cms_files.c): a 10 KiB PNG under cms_storage, by the API
 # and by nginx's static module (the same file, the same folder); no database on this path.
 fkey=bench/0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.png
@@ -429,6 +444,101 @@ if [ "${BENCH_ONLY:-}" = webhooks ]; then
     exit 0
 fi
 
+# The cost of request metrics (docs/operations.md, "Request metrics"): the article read
+# of the GET /v1/api/articles/{id} row, on two nginx of one configuration but
+# for `location = /metrics { cms_status; }`: with it every request below /v1/ is counted
+# in the log phase (and each worker samples its gauges every second); without it nothing
+# is (no zone, no log-phase handler). Two instances rather than one reloaded: a reload
+# would hand each side fresh workers and fresh pool connections per run. Both stay up
+# throughout, one worker each, so the idle one's timers weigh on both sides alike; the
+# module's own nginx idles meanwhile. The runs alternate in pairs whose order flips
+# (off on, on off, off on, ...) so that the machine's drift (2 cores, perhaps a test run
+# alongside) favours neither side; the row holds the medians of BENCH_METRICS_RUNS (5)
+# runs each: on in the "route/s" column, off in "static/s", and on/off in "/static"
+# (1.000: free; 0.970: metrics cost 3 % of the rate). The line below the table adds each
+# pair's on/off (two runs next to each other) and their median, which the machine's drift
+# moves less than it moves the ratio of the medians.
+metrics_line=
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+metrics_bench() {
+    local runs=${BENCH_METRICS_RUNS:-5} mode mp p i order loc code saved=$url on=() off=() pairs=()
+    local mon moff counted load0
+    local mport_off mport_on
+    read -r mport_off mport_on < <("$root/scripts/free-ports" 2)
+    for mode in off on; do
+        mp=$TEST_CMS_VAR/bench-metrics-$mode
+        p=mport_$mode
+        mkdir -p "$mp"/{conf,logs,temp}
+        chmod 755 "$mp"
+        if [ "$(id -u)" = 0 ]; then chown nobody "$mp/temp"; fi
+        loc=
+        if [ "$mode" = on ]; then loc='location = /metrics { cms_status; }'; fi
+        cat >"$mp/conf/nginx.conf" <<CONF
+$module_head
+    server {
+        listen 127.0.0.1:${!p} backlog=1024;
+        location /v1/ { cms; }
+        $loc
+    }
+}
+CONF
+        /usr/sbin/nginx -p "$mp/" -c "$mp/conf/nginx.conf" \
+            || { cat -n "$mp/conf/nginx.conf" >&2; exit 1; }
+        metrics_pids+=("$(cat "$mp/logs/nginx.pid")")
+        for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:${!p}/" && break; sleep 0.1; done
+        code=$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "http://127.0.0.1:${!p}/v1/api/articles/$id")
+        [ "$code" = 200 ] || { echo "bench: metrics $mode: the article answered $code" >&2; exit 1; }
+    done
+    # the two sides are what they claim: a scrape on one, no such location on the other
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport_off/metrics")" = 404 ] \
+        || { echo "bench: the metrics-off nginx answers /metrics" >&2; exit 1; }
+    curl -s "http://127.0.0.1:$mport_on/metrics" | grep -q '^cms_http_requests_total{.*family="api"' \
+        || { echo "bench: the metrics-on nginx does not count the article read" >&2; exit 1; }
+    # warm both (pool connections, prepared statements) before anything is kept
+    for mode in off on; do
+        p=mport_$mode
+        timeout 30 wrk -t2 -c"$conns" -d2s "${auth[@]}" "http://127.0.0.1:${!p}/v1/api/articles/$id" >/dev/null
+    done
+    echo
+    load0=$(cut -d' ' -f1 /proc/loadavg)
+    echo "== request metrics: $runs runs a side, load average $load0"
+    for i in $(seq 1 "$runs"); do
+        if [ $((i % 2)) = 1 ]; then order="off on"; else order="on off"; fi
+        for mode in $order; do
+            p=mport_$mode
+            url=http://127.0.0.1:${!p}
+            run_wrk "GET article, request metrics $mode (run $i of $runs)" "/v1/api/articles/$id" "${auth[@]}"
+            if [ "$mode" = on ]; then on+=("$rate"); else off+=("$rate"); fi
+        done
+        pairs+=("$(awk -v a="${on[-1]}" -v b="${off[-1]}" 'BEGIN {printf "%.3f", a / b}')")
+    done
+    url=$saved
+    counted=$(curl -s "http://127.0.0.1:$mport_on/metrics" |
+              awk '/^cms_http_requests_total\{.*family="api"/ {n += $NF} END {print n + 0}')
+    for p in "${metrics_pids[@]}"; do stop_pid "$p"; done
+    metrics_pids=()
+    for mode in off on; do
+        if grep -E '\[(alert|crit|emerg)\]' "$TEST_CMS_VAR/bench-metrics-$mode/logs/error.log"; then
+            echo "bench: the metrics-$mode nginx's error.log has the lines above" >&2
+            exit 1
+        fi
+    done
+    mon=$(median "${on[@]}")
+    moff=$(median "${off[@]}")
+    row2 "GET articles/{id}, metrics on/off" "$mon" "$moff"
+    metrics_line=$(printf 'request metrics on GET /v1/api/articles/{id}: on %s/s, off %s/s, medians %.0f and %.0f: on/off %.3f; pairs on/off %s, median %s; %s counted on; load average %s then %s' \
+        "$(printf '%.0f ' "${on[@]}" | sed 's/ $//')" "$(printf '%.0f ' "${off[@]}" | sed 's/ $//')" \
+        "$mon" "$moff" "$(awk -v a="$mon" -v b="$moff" 'BEGIN {print a / b}')" \
+        "${pairs[*]}" "$(median "${pairs[@]}")" "$counted" "$load0" "$(cut -d' ' -f1 /proc/loadavg)")
+}
+if [ "${BENCH_ONLY:-}" = metrics ]; then
+    metrics_bench
+    report
+    echo "$metrics_line"
+    echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
+    exit 0
+fi
+
 # The statements the routes run (src/ngx_http_cms_auth.h, src/ngx_http_cms_articles.c).
 keysql="SELECT k.id, k.workspace_id, k.created_by, m.role, array_to_string(k.scopes, ' '), w.suspended, encode(k.secret_hash, 'hex')"
 keyfrom="FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN members m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by JOIN users u ON u.id = k.created_by AND u.active WHERE k.secret_hash = decode('$hash', 'hex') AND k.revoked_at IS NULL"
@@ -449,6 +559,7 @@ run_wrk "static file of the same size" /static/article.json
 b=$rate
 run_pgbench "the same statement" "$prefix/article.sql"
 row "GET /v1/api/articles/{id}" "$a" "$b" "$tps"
+metrics_bench
 
 snapshot "/v1/api/articles?limit=20" list.json "${auth[@]}"
 echo; echo "list body: $(stat -c %s "$prefix/static/list.json") bytes"
@@ -774,6 +885,7 @@ hooks_bench
 report
 echo "$scale_line"
 echo "$hooks_line"
+echo "$metrics_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2
