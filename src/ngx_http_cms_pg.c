@@ -27,8 +27,6 @@
 #include "cms_validate.h"
 
 
-static u_char *ngx_http_cms_pg_log_context(ngx_log_t *log, u_char *buf,
-    size_t len);
 static ngx_int_t ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q);
 static ngx_int_t ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot);
@@ -84,8 +82,6 @@ ngx_http_cms_pg_init_process(ngx_cycle_t *cycle, ngx_http_cms_pg_conf_t *pcf)
 
         slot->log = *cycle->log;
         slot->log.action = "talking to postgres";
-        slot->log.handler = ngx_http_cms_pg_log_context;
-        slot->log.data = slot;
 
         slot->timer.handler = ngx_http_cms_pg_timer_handler;
         slot->timer.data = slot;
@@ -1000,73 +996,4 @@ ngx_http_cms_pg_hand_out(void)
     }
 
     return 0;
-}
-
-
-/*
- * What a connection's log lines end with: the action, and the server
- * libpq talks to (PQhost(), PQport(): accessors, no I/O)
- */
-static u_char *
-ngx_http_cms_pg_log_context(ngx_log_t *log, u_char *buf, size_t len)
-{
-    u_char                  *p;
-    const char              *host, *port;
-    ngx_http_cms_pg_slot_t  *slot;
-
-    slot = log->data;
-    p = buf;
-
-    if (log->action) {
-        p = ngx_snprintf(p, len, " while %s", log->action);
-    }
-
-    host = (slot->conn != NULL) ? PQhost(slot->conn) : NULL;
-
-    if (host != NULL && host[0] != '\0') {
-        port = PQport(slot->conn);
-        p = ngx_snprintf(p, len - (p - buf), ", postgres: %s%s%s", host,
-                         port && port[0] ? ":" : "", port ? port : "");
-    }
-
-    return p;
-}
-
-
-const char *
-ngx_http_cms_pg_oneline(const char *msg)
-{
-    static u_char  line[NGX_HTTP_CMS_PG_LINE];
-
-    u_char   *p, *last;
-    size_t    n;
-
-    if (msg == NULL) {
-        return "";
-    }
-
-    p = line;
-    last = line + sizeof(line) - 1;
-
-    /* each newline and the blanks after it become "; ", none at the end */
-    while (*msg && p < last) {
-        if (*msg != '\n') {
-            *p++ = (u_char) *msg++;
-            continue;
-        }
-
-        while (*msg == '\n' || *msg == ' ' || *msg == '\t') {
-            msg++;
-        }
-
-        if (*msg && last - p > 2) {
-            *p++ = ';';
-            *p++ = ' ';
-        }
-    }
-
-    n = p - line;
-    line[n] = '\0';
-
-    return (const char *) line;
 }

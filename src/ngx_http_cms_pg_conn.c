@@ -22,6 +22,8 @@
 #include "ngx_http_cms_resolve.h"
 
 
+static u_char *ngx_http_cms_pg_log_context(ngx_log_t *log, u_char *buf,
+    size_t len);
 static ngx_int_t ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot,
     const char **values);
 static ngx_int_t ngx_http_cms_pg_resolve(ngx_http_cms_pg_slot_t *slot);
@@ -76,6 +78,8 @@ static ngx_int_t
 ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot, const char **values)
 {
     slot->log.action = "connecting to postgres";
+    slot->log.handler = ngx_http_cms_pg_log_context;
+    slot->log.data = slot;
 
     slot->conn = PQconnectStartParams(ngx_http_cms_pg_pool.conf->keywords,
                                       values, 0);
@@ -601,4 +605,73 @@ ngx_http_cms_pg_notice(void *arg, const char *message)
     ngx_log_t *log = arg;
 
     ngx_log_error(NGX_LOG_INFO, log, 0, "cms: postgres notice: %s", message);
+}
+
+
+/*
+ * What a connection's log lines end with: the action, and the server
+ * libpq talks to (PQhost(), PQport(): accessors, no I/O)
+ */
+static u_char *
+ngx_http_cms_pg_log_context(ngx_log_t *log, u_char *buf, size_t len)
+{
+    u_char                  *p;
+    const char              *host, *port;
+    ngx_http_cms_pg_slot_t  *slot;
+
+    slot = log->data;
+    p = buf;
+
+    if (log->action) {
+        p = ngx_snprintf(p, len, " while %s", log->action);
+    }
+
+    host = (slot->conn != NULL) ? PQhost(slot->conn) : NULL;
+
+    if (host != NULL && host[0] != '\0') {
+        port = PQport(slot->conn);
+        p = ngx_snprintf(p, len - (p - buf), ", postgres: %s%s%s", host,
+                         port && port[0] ? ":" : "", port ? port : "");
+    }
+
+    return p;
+}
+
+
+const char *
+ngx_http_cms_pg_oneline(const char *msg)
+{
+    static u_char  line[NGX_HTTP_CMS_PG_LINE];
+
+    u_char   *p, *last;
+    size_t    n;
+
+    if (msg == NULL) {
+        return "";
+    }
+
+    p = line;
+    last = line + sizeof(line) - 1;
+
+    /* each newline and the blanks after it become "; ", none at the end */
+    while (*msg && p < last) {
+        if (*msg != '\n') {
+            *p++ = (u_char) *msg++;
+            continue;
+        }
+
+        while (*msg == '\n' || *msg == ' ' || *msg == '\t') {
+            msg++;
+        }
+
+        if (*msg && last - p > 2) {
+            *p++ = ';';
+            *p++ = ' ';
+        }
+    }
+
+    n = p - line;
+    line[n] = '\0';
+
+    return (const char *) line;
 }

@@ -144,6 +144,12 @@ SKIP: {
     if (my ($user) = $c =~ /^\s*user\s+([^\s;]+)/m) {
         $c =~ s/^(\s*user\s+)[^\s;]+/${1}nobody/m unless defined getpwnam($user);
     }
+    # the uploads' folder belongs to the workers' user, as the README has it (chown
+    # www-data:): nginx -t refuses a folder they cannot write in
+    if (my ($user) = $c =~ /^\s*user\s+([^\s;]+)/m) {
+        my ($uid, $gid) = (getpwnam $user)[2, 3];
+        chown $uid, $gid, "$dir/files" or die "chown $dir/files: $!";
+    }
     my $paths = join '', map { "    ${_}_temp_path $dir/temp/$_;\n" }
                             qw(client_body proxy fastcgi uwsgi scgi);
     $c =~ s{^(http\s*\{\n)}{$1    access_log $dir/access.log;\n$paths}m;
