@@ -9,6 +9,7 @@
 #   make run            PostgreSQL, Redis and nginx in the foreground (Ctrl-C stops all)
 #   make start / stop   the same in the background / stop it
 #   make bench          health vs static file vs bare pgbench, on throwaway services
+#   make bench-check    the last bench's ratios against bench/baseline.tsv (15 % guard)
 #   make install        the module, cms-admin and the migrations (PREFIX, DESTDIR)
 #   make deb            the Debian package libnginx-mod-http-cms in build/deb/
 #   make deb-check      installs that package here, tries it, removes it (root)
@@ -74,7 +75,7 @@ ADMIN_CFLAGS := -Isrc/lib -Isrc/tools -I/usr/include/postgresql -std=c99 -Wall -
 # file NGX_HTTP_CMS_DOCS_DATA names, so configure runs once and nginx's make recompiles it.
 DOCS_DATA := $(BUILD)/gen/ngx_http_cms_docs_data.c
 
-.PHONY: all build unit test test-run run start stop bench fuzz clean install deb deb-check \
+.PHONY: all build unit test test-run run start stop bench fuzz clean install deb deb-check bench-check \
         deps-build deps-run deps-test deps-bench deps-fuzz deps-deb
 
 all: build
@@ -200,6 +201,11 @@ stop:
 bench: deps-bench
 	@$(MAKE) --no-print-directory build ASAN=$(ASAN)
 	@CMS_MODULE=$(MODULE_ABS) bench/run.sh
+
+# the last bench run's ratios (build/bench/ratios.tsv) against bench/baseline.tsv: every
+# ratio that fell by more than 15 % is named, and the check fails
+bench-check:
+	@scripts/bench-check
 
 # --- fuzzing --------------------------------------------------------------------------
 # Each fuzz/<name>.c is a libFuzzer target over src/lib. New inputs go to

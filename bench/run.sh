@@ -30,7 +30,9 @@
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone),
-# BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side).
+# BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
+# BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
+# /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +44,9 @@ fi
 
 secs=${BENCH_SECONDS:-10}
 conns=${BENCH_CONNECTIONS:-32}
+ratios=${BENCH_RATIOS:-$root/build/bench/ratios.tsv}
+mkdir -p "$(dirname "$ratios")"
+: >"$ratios"
 pg_max=${BENCH_PG_MAX:-4}
 module=$TEST_CMS_MODULE
 pg=$TEST_CMS_PG_PORT
@@ -53,6 +58,7 @@ mkdir -p "$prefix"/{conf,logs,temp,storage,static}
 chmod 755 "$prefix" "$prefix/static"
 [ "$(id -u)" = 0 ] && chown nobody "$prefix/storage" "$prefix/temp"
 od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$prefix/conf/secret.key"
+chmod 600 "$prefix/conf/secret.key"            # nginx -t refuses a secret others may read
 psql -X -q -h 127.0.0.1 -p "$pg" -U postgres -d postgres \
     -c "CREATE DATABASE bench TEMPLATE $TEST_CMS_PG_TEMPLATE"
 
@@ -200,12 +206,14 @@ snapshot() {
     [ "$code" = 200 ] || { echo "bench: $path answered $code" >&2; cat "$prefix/static/$file" >&2; exit 1; }
 }
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "$3" "$4" \
-    "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" \
-    "$(awk -v a="$2" -v b="$4" 'BEGIN {print a / b}')")"); }
+    "$(ratio "$2" "$3")" "$(ratio "$2" "$4")")")
+    printf '%s\t%s\t%s\n' "$1" "$(ratio "$2" "$3")" "$(ratio "$2" "$4")" >>"$ratios"; }
 # a row against nginx alone (no pgbench column)
 row2() { results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "$1" "$2" "$3" - \
-    "$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}')" -)"); }
+    "$(ratio "$2" "$3")" -)")
+    printf '%s\t%s\t-\n' "$1" "$(ratio "$2" "$3")" >>"$ratios"; }
 
 # The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's
 # S3 server (tools/node/s3-server.js: s3rver, every signature checked) holds the PNG;
