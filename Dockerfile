@@ -53,6 +53,7 @@ RUN test -x tools/node/node_modules/.bin/redocly \
 # --- runtime: Debian's nginx, the package, the start scripts ------------------------------
 FROM debian:bookworm-slim AS runtime-base
 COPY --from=build /opt/cms/build/deb/libnginx-mod-http-cms_*.deb /tmp/cms-deb/
+COPY scripts/container-apt.sh /opt/cms/scripts/
 # apt installs the package's runtime libraries (libpq5, libhiredis0.14, libicu72, ...) and
 # Debian's nginx (the `nginx` package: the binary nginx-core wraps, which also pulls
 # Debian's other dynamic modules): the package depends on nginx-abi-1.22.1-7, so a module
@@ -63,18 +64,11 @@ RUN set -eu; \
     groupadd --gid 10001 cms; \
     useradd --uid 10001 --gid 10001 --home-dir /var/lib/cms --no-create-home \
         --shell /usr/sbin/nologin cms; \
-    policy=; \
-    if [ ! -e /usr/sbin/policy-rc.d ]; then \
-        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; \
-        chmod 755 /usr/sbin/policy-rc.d; policy=1; \
-    fi; \
-    apt-get update; \
     cd /tmp/cms-deb; \
-    apt-get install -y -qq --no-install-recommends nginx ca-certificates curl \
+    /opt/cms/scripts/container-apt.sh nginx ca-certificates curl \
         ./libnginx-mod-http-cms_*.deb; \
     cd /; \
-    rm -rf /var/lib/apt/lists/* /tmp/cms-deb; \
-    if [ -n "$policy" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+    rm -rf /tmp/cms-deb; \
     printf 'load_module /usr/lib/nginx/modules/ngx_http_cms_module.so;\nevents {}\n' \
         >/tmp/load-test.conf; \
     nginx -q -t -c /tmp/load-test.conf; \
@@ -124,15 +118,7 @@ RUN set -eu; \
     mkdir -p /etc/postgresql-common/createcluster.d; \
     echo 'create_main_cluster = false' \
         >/etc/postgresql-common/createcluster.d/cms-no-main-cluster.conf; \
-    policy=; \
-    if [ ! -e /usr/sbin/policy-rc.d ]; then \
-        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; \
-        chmod 755 /usr/sbin/policy-rc.d; policy=1; \
-    fi; \
-    apt-get update; \
-    apt-get install -y -qq --no-install-recommends postgresql redis-server; \
-    rm -rf /var/lib/apt/lists/*; \
-    if [ -n "$policy" ]; then rm -f /usr/sbin/policy-rc.d; fi
+    scripts/container-apt.sh postgresql redis-server
 USER 10001:10001
 
 # --- the default target: production -------------------------------------------------------
