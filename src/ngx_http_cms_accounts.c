@@ -389,10 +389,20 @@ static ngx_int_t
 ngx_http_cms_accounts_session(ngx_http_request_t *r,
     ngx_http_cms_account_t *a, ngx_uint_t status)
 {
-    u_char     *p;
-    ngx_str_t   token, body;
+    u_char              *p;
+    ngx_str_t            token, body;
+    ngx_http_cms_ctx_t  *ctx;
 
     if (ngx_http_cms_auth_issue(r, &a->user_id, a->gen, &token) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* whose writes these are: the session's reads see them (replicas) */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+    ctx->principal.user_id.len = a->user_id.len;
+    ctx->principal.user_id.data = ngx_pstrdup(r->pool, &a->user_id);
+
+    if (ctx->principal.user_id.data == NULL) {
         return NGX_ERROR;
     }
 

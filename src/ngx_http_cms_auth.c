@@ -359,6 +359,12 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         || CRYPTO_memcmp(PQgetvalue(res, 0, 6), ctx->principal.key_hmac, 64)
            != 0)
     {
+        if (ngx_http_cms_pg_missed(r)) {
+            /* a key made a moment ago may not be on the replica yet */
+            ctx->fused_read = 0;
+            return ngx_http_cms_auth_key(r, ctx);
+        }
+
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }
 

@@ -58,7 +58,7 @@ static ngx_str_t  ngx_http_cms_health_retry_name = ngx_string("Retry-After");
 static ngx_str_t  ngx_http_cms_health_retry = ngx_string("5");
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_health_sql =
-    ngx_http_cms_pg_stmt("SELECT 1", 0);
+    ngx_http_cms_pg_stmt_primary("SELECT 1", 0);
 
 
 ngx_http_cms_route_t  ngx_http_cms_health_routes[] = {

@@ -533,7 +533,8 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
     }
 
     if (mcf->pg != NULL
-        && ngx_http_cms_pg_init_process(cycle, mcf->pg) != NGX_OK)
+        && ngx_http_cms_pg_init_process(cycle, mcf->pg,
+                                        mcf->pg_replicas) != NGX_OK)
     {
         return NGX_ERROR;
     }

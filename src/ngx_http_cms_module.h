@@ -87,6 +87,16 @@ typedef enum {
 } ngx_http_cms_throttle_e;
 
 
+/* a connection pool's state (PostgreSQL, Redis), for cms_status */
+typedef struct {
+    ngx_uint_t                  max;
+    ngx_uint_t                  connections;
+    ngx_uint_t                  idle;
+    ngx_uint_t                  busy;
+    ngx_uint_t                  queued;
+} ngx_http_cms_pool_stats_t;
+
+
 /* a GCRA bucket's setting: "burst" at once, then one every "interval" */
 typedef struct {
     ngx_uint_t                  burst;        /* 0: off */
@@ -96,6 +106,8 @@ typedef struct {
 
 typedef struct {
     ngx_http_cms_pg_conf_t     *pg;
+    ngx_array_t                *pg_replicas;   /* ngx_http_cms_pg_conf_t *,
+                                                  or NULL */
     ngx_http_cms_redis_conf_t  *redis;
     ngx_str_t                   secret;        /* key bytes, from a file */
     u_char                      session_key[32];
@@ -269,8 +281,20 @@ struct ngx_http_cms_ctx_s {
     ngx_str_t                   fetch_key;     /* $cms_video_access_key */
     void                       *outbound;      /* a bucket's exchange in
                                                   flight (_s3.c) */
+    void                       *held;          /* an answer waiting for
+                                                  its write's position
+                                                  (_response.c) */
+    void                       *pg_wait;       /* a query waiting for its
+                                                  route, or a position
+                                                  being kept
+                                                  (_pg_replica.c) */
+    ngx_uint_t                  pg_route;      /* 0: not chosen, 1: the
+                                                  primary, 2 + i: replica
+                                                  i */
 
     unsigned                    sent:1;
+    unsigned                    pg_wrote:1;    /* a write ran a statement */
+    unsigned                    pg_marked:1;   /* its position is kept */
     unsigned                    traced:1;      /* traceparent echoed */
     unsigned                    answering:1;
     unsigned                    replace:1;

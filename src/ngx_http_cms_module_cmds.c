@@ -97,6 +97,13 @@ ngx_command_t  ngx_http_cms_commands[] = {
       0,
       NULL },
 
+    { ngx_string("cms_postgres_replica"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_pg_replica_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("cms_redis"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_cms_redis_conf,

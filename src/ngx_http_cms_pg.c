@@ -34,92 +34,38 @@ static ngx_int_t ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot);
-static ngx_uint_t ngx_http_cms_pg_hand_out(void);
+static ngx_uint_t ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pg);
 static void ngx_http_cms_pg_idle_handler(ngx_event_t *ev);
-static void ngx_http_cms_pg_timer_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_wait_handler(ngx_event_t *ev);
-static void ngx_http_cms_pg_kick(void);
-static ngx_http_cms_pg_slot_t *ngx_http_cms_pg_acquire(void);
-static ngx_uint_t ngx_http_cms_pg_live(void);
+static void ngx_http_cms_pg_kick(ngx_http_cms_pg_pool_t *pg);
+static ngx_http_cms_pg_slot_t *ngx_http_cms_pg_acquire(
+    ngx_http_cms_pg_pool_t *pg);
+static ngx_uint_t ngx_http_cms_pg_live(ngx_http_cms_pg_pool_t *pg);
 static void ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q,
     PGresult *res);
 static void ngx_http_cms_pg_detach(void *data);
 static ngx_http_cms_pg_query_t *ngx_http_cms_pg_prepare(ngx_pool_t *pool,
     ngx_log_t *log, ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     ngx_uint_t nargs);
-static ngx_int_t ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q);
+static ngx_int_t ngx_http_cms_pg_submit_to(ngx_http_cms_pg_query_t *q);
 
 
-ngx_http_cms_pg_pool_t  ngx_http_cms_pg_pool;
+ngx_http_cms_pg_pool_t   ngx_http_cms_pg_pool;
+ngx_http_cms_pg_pool_t  *ngx_http_cms_pg_replicas;
+ngx_uint_t               ngx_http_cms_pg_nreplicas;
 
-
-/* worker lifetime */
-
-ngx_int_t
-ngx_http_cms_pg_init_process(ngx_cycle_t *cycle, ngx_http_cms_pg_conf_t *pcf)
-{
-    ngx_uint_t               i;
-    ngx_http_cms_pg_pool_t  *pool;
-    ngx_http_cms_pg_slot_t  *slot;
-
-    pool = &ngx_http_cms_pg_pool;
-    pool->conf = pcf;
-    ngx_queue_init(&pool->waiting);
-
-    pool->slots = ngx_pcalloc(cycle->pool,
-                              pcf->max * sizeof(ngx_http_cms_pg_slot_t));
-    if (pool->slots == NULL) {
-        return NGX_ERROR;
-    }
-
-    for (i = 0; i < pcf->max; i++) {
-        slot = &pool->slots[i];
-
-        slot->prepared = ngx_pcalloc(cycle->pool, NGX_HTTP_CMS_PG_MAX_STMTS);
-        if (slot->prepared == NULL) {
-            return NGX_ERROR;
-        }
-
-        slot->log = *cycle->log;
-        slot->log.action = "talking to postgres";
-
-        slot->timer.handler = ngx_http_cms_pg_timer_handler;
-        slot->timer.data = slot;
-        slot->timer.log = &slot->log;
-
-        /*
-         * Not cancelable: a worker told to quit or reload waits for the
-         * queries in flight (bounded by their timeouts) instead of
-         * leaving their requests unanswered.
-         */
-        slot->timer.cancelable = 0;
-    }
-
-    return NGX_OK;
-}
-
-
-void
-ngx_http_cms_pg_exit_process(void)
-{
-    ngx_uint_t  i;
-
-    if (ngx_http_cms_pg_pool.conf == NULL) {
-        return;
-    }
-
-    for (i = 0; i < ngx_http_cms_pg_pool.conf->max; i++) {
-        ngx_http_cms_pg_close(&ngx_http_cms_pg_pool.slots[i]);
-    }
-}
+/* statements are numbered once for every pool: their id names them */
+static ngx_uint_t        ngx_http_cms_pg_nstmts;
 
 
 /* the request side */
 
+/* long: the NUL check, the query with its cleanup, its route */
 ngx_int_t
 ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
     ngx_str_t *args, ngx_uint_t nargs, ngx_http_cms_pg_done_pt done)
 {
+    ngx_int_t                 rc;
     ngx_uint_t                i;
     ngx_pool_cleanup_t       *cln;
     ngx_http_cms_pg_query_t  *q;
@@ -159,6 +105,11 @@ ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
     /* notice a client that leaves while we wait */
     r->read_event_handler = ngx_http_test_reading;
 
+    rc = ngx_http_cms_pg_route(q);
+    if (rc != NGX_OK) {
+        return rc;      /* NGX_DONE: submitted once routed; NGX_ERROR */
+    }
+
     if (ngx_http_cms_pg_submit(q) != NGX_OK) {
         return NGX_HTTP_SERVICE_UNAVAILABLE;
     }
@@ -170,6 +121,17 @@ ngx_http_cms_pg_query(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
 ngx_int_t
 ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     ngx_uint_t nargs, ngx_http_cms_pg_job_pt done, void *data)
+{
+    return ngx_http_cms_pg_job_args(&ngx_http_cms_pg_pool, stmt, args, nargs,
+                                    done, data);
+}
+
+
+/* a job on a pool of one's choosing (a replica's check) */
+ngx_int_t
+ngx_http_cms_pg_job_args(ngx_http_cms_pg_pool_t *pg,
+    ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs,
+    ngx_http_cms_pg_job_pt done, void *data)
 {
     ngx_pool_t               *pool;
     ngx_http_cms_pg_query_t  *q;
@@ -187,6 +149,7 @@ ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     }
 
     q->pool = pool;
+    q->pg = pg;
     q->job_done = done;
     q->job_data = data;
 
@@ -207,24 +170,21 @@ ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
 {
     char                     *v;
     ngx_uint_t                i;
-    ngx_http_cms_pg_pool_t   *pg;
     ngx_http_cms_pg_query_t  *q;
 
-    pg = &ngx_http_cms_pg_pool;
-
-    if (pg->conf == NULL) {
+    if (ngx_http_cms_pg_pool.conf == NULL) {
         ngx_log_error(NGX_LOG_ERR, log, 0,
                       "cms: \"cms_postgres\" is not configured");
         return NULL;
     }
 
     if (stmt->id == 0) {
-        if (pg->nstmts + 1 >= NGX_HTTP_CMS_PG_MAX_STMTS) {
+        if (ngx_http_cms_pg_nstmts + 1 >= NGX_HTTP_CMS_PG_MAX_STMTS) {
             ngx_log_error(NGX_LOG_ALERT, log, 0, "cms: too many statements");
             return NULL;
         }
 
-        stmt->id = ++pg->nstmts;
+        stmt->id = ++ngx_http_cms_pg_nstmts;
         ngx_sprintf((u_char *) stmt->name, "cms_%ui%Z", stmt->id);
     }
 
@@ -265,19 +225,35 @@ ngx_http_cms_pg_prepare(ngx_pool_t *pool, ngx_log_t *log,
 
 /*
  * Gives "q" a connection now, or queues it.  NGX_OK, or NGX_DECLINED when
- * no connection can be had (logged).
+ * no connection can be had (logged).  A replica's read that cannot be
+ * had goes to the primary.
  */
+ngx_int_t
+ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
+{
+    if (ngx_http_cms_pg_submit_to(q) == NGX_OK) {
+        return NGX_OK;
+    }
+
+    if (!ngx_http_cms_pg_fall_back(q, NULL)) {
+        return NGX_DECLINED;
+    }
+
+    return ngx_http_cms_pg_submit_to(q);
+}
+
+
 /* long: an idle slot, a new connection, or the queue */
 static ngx_int_t
-ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
+ngx_http_cms_pg_submit_to(ngx_http_cms_pg_query_t *q)
 {
     ngx_uint_t               i;
     ngx_http_cms_pg_pool_t  *pool;
     ngx_http_cms_pg_slot_t  *slot;
 
-    pool = &ngx_http_cms_pg_pool;
+    pool = q->pg;
 
-    slot = ngx_http_cms_pg_acquire();
+    slot = ngx_http_cms_pg_acquire(pool);
 
     if (slot == NULL && ngx_current_msec >= pool->retry_at) {
         for (i = 0; i < pool->conf->max; i++) {
@@ -288,7 +264,7 @@ ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
         }
 
         /* a connect may complete at once */
-        slot = ngx_http_cms_pg_acquire();
+        slot = ngx_http_cms_pg_acquire(pool);
     }
 
     if (slot != NULL) {
@@ -300,7 +276,7 @@ ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q)
         return NGX_DECLINED;
     }
 
-    if (!ngx_http_cms_pg_live()) {
+    if (!ngx_http_cms_pg_live(pool)) {
         ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_REJECTED);
         ngx_log_error(NGX_LOG_ERR, q->log, 0,
                       "cms: no postgres connection can be had");
@@ -370,7 +346,7 @@ ngx_http_cms_pg_detach(void *data)
 
     if (q->queued) {
         ngx_queue_remove(&q->queue);
-        ngx_http_cms_pg_pool.nwaiting--;
+        q->pg->nwaiting--;
         q->queued = 0;
     }
 
@@ -395,7 +371,7 @@ ngx_http_cms_pg_wait_handler(ngx_event_t *ev)
     ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_WAIT_TIMEOUTS);
 
     ngx_queue_remove(&q->queue);
-    ngx_http_cms_pg_pool.nwaiting--;
+    q->pg->nwaiting--;
     q->queued = 0;
 
     ngx_http_cms_pg_deliver(q, NULL);
@@ -410,6 +386,13 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
     ngx_http_cms_ctx_t  *ctx;
+
+    if (ngx_http_cms_pg_fall_back(q, res)
+        && ngx_http_cms_pg_submit(q) == NGX_OK)
+    {
+        /* a replica gave no answer: the primary was asked instead */
+        return;
+    }
 
     if (q->request == NULL) {
         /* a job: its pool (and q with it) goes once it has the answer */
@@ -434,13 +417,13 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
 
 /* an idle slot whose connection is still sound, or NULL */
 static ngx_http_cms_pg_slot_t *
-ngx_http_cms_pg_acquire(void)
+ngx_http_cms_pg_acquire(ngx_http_cms_pg_pool_t *pg)
 {
     ngx_uint_t               i;
     ngx_http_cms_pg_slot_t  *slot;
 
-    for (i = 0; i < ngx_http_cms_pg_pool.conf->max; i++) {
-        slot = &ngx_http_cms_pg_pool.slots[i];
+    for (i = 0; i < pg->conf->max; i++) {
+        slot = &pg->slots[i];
 
         if (slot->state != NGX_HTTP_CMS_PG_IDLE) {
             continue;
@@ -463,12 +446,12 @@ ngx_http_cms_pg_acquire(void)
 
 /* whether any slot is connected or connecting */
 static ngx_uint_t
-ngx_http_cms_pg_live(void)
+ngx_http_cms_pg_live(ngx_http_cms_pg_pool_t *pg)
 {
     ngx_uint_t  i;
 
-    for (i = 0; i < ngx_http_cms_pg_pool.conf->max; i++) {
-        if (ngx_http_cms_pg_pool.slots[i].state != NGX_HTTP_CMS_PG_DOWN) {
+    for (i = 0; i < pg->conf->max; i++) {
+        if (pg->slots[i].state != NGX_HTTP_CMS_PG_DOWN) {
             return 1;
         }
     }
@@ -542,7 +525,7 @@ ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot)
         ngx_del_timer(&slot->timer);
     }
 
-    ngx_add_timer(&slot->timer, ngx_http_cms_pg_pool.conf->query_timeout);
+    ngx_add_timer(&slot->timer, slot->pg->conf->query_timeout);
 
     if (ngx_http_cms_pg_send(slot) == NGX_ERROR) {
         return NGX_ERROR;
@@ -592,12 +575,12 @@ ngx_http_cms_pg_event_handler(ngx_event_t *ev)
         rc = ngx_http_cms_pg_connect_step(slot);
 
         if (rc == NGX_ERROR) {
-            ngx_http_cms_pg_failed(slot, 1);
+            ngx_http_cms_pg_failed(slot->pg, slot, 1);
             return;
         }
 
         if (rc == NGX_OK) {
-            ngx_http_cms_pg_kick();
+            ngx_http_cms_pg_kick(slot->pg);
         }
 
         return;
@@ -605,7 +588,7 @@ ngx_http_cms_pg_event_handler(ngx_event_t *ev)
     case NGX_HTTP_CMS_PG_PREPARING:
     case NGX_HTTP_CMS_PG_QUERYING:
         if (ngx_http_cms_pg_io(slot) == NGX_ERROR) {
-            ngx_http_cms_pg_failed(slot, 0);
+            ngx_http_cms_pg_failed(slot->pg, slot, 0);
         }
 
         return;
@@ -778,7 +761,7 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 
     PQclear(res);
 
-    ngx_http_cms_pg_kick();
+    ngx_http_cms_pg_kick(slot->pg);
 }
 
 
@@ -822,7 +805,7 @@ ngx_http_cms_pg_idle_handler(ngx_event_t *ev)
 }
 
 
-static void
+void
 ngx_http_cms_pg_timer_handler(ngx_event_t *ev)
 {
     ngx_http_cms_pg_slot_t *slot = ev->data;
@@ -831,7 +814,8 @@ ngx_http_cms_pg_timer_handler(ngx_event_t *ev)
     ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_TIMEOUTS);
 
     /* PQcancel() would block: close and let the server's timeout stop it */
-    ngx_http_cms_pg_failed(slot, slot->state == NGX_HTTP_CMS_PG_CONNECTING);
+    ngx_http_cms_pg_failed(slot->pg, slot,
+                           slot->state == NGX_HTTP_CMS_PG_CONNECTING);
 }
 
 
@@ -841,12 +825,11 @@ ngx_http_cms_pg_timer_handler(ngx_event_t *ev)
  * alive the waiters are answered at once.
  */
 void
-ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
+ngx_http_cms_pg_failed(ngx_http_cms_pg_pool_t *pool,
+    ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 {
-    ngx_http_cms_pg_pool_t   *pool;
     ngx_http_cms_pg_query_t  *q;
 
-    pool = &ngx_http_cms_pg_pool;
     q = NULL;
 
     ngx_http_cms_metric(connect ? NGX_HTTP_CMS_M_PG_CONNECT_FAILURES
@@ -875,7 +858,7 @@ ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
     }
 
     if (slot != NULL) {
-        ngx_http_cms_pg_kick();
+        ngx_http_cms_pg_kick(pool);
     }
 }
 
@@ -883,18 +866,15 @@ ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 /* gives waiters to idle slots, opens connections for them, or fails them */
 /* long: the scheduler: waiters to slots, connect, or fail */
 static void
-ngx_http_cms_pg_kick(void)
+ngx_http_cms_pg_kick(ngx_http_cms_pg_pool_t *pool)
 {
     ngx_uint_t                i, connecting, ready;
     ngx_queue_t              *head;
-    ngx_http_cms_pg_pool_t   *pool;
     ngx_http_cms_pg_slot_t   *slot;
     ngx_http_cms_pg_query_t  *q;
 
-    pool = &ngx_http_cms_pg_pool;
-
     do {
-        if (!ngx_http_cms_pg_hand_out()) {
+        if (!ngx_http_cms_pg_hand_out(pool)) {
             return;
         }
 
@@ -929,7 +909,7 @@ ngx_http_cms_pg_kick(void)
 
     } while (ready);
 
-    if (ngx_http_cms_pg_live()) {
+    if (ngx_http_cms_pg_live(pool)) {
         return;
     }
 
@@ -955,19 +935,16 @@ ngx_http_cms_pg_kick(void)
  * exiting worker closes what no waiter needs.
  */
 static ngx_uint_t
-ngx_http_cms_pg_hand_out(void)
+ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pool)
 {
     ngx_uint_t                i;
     ngx_queue_t              *head;
-    ngx_http_cms_pg_pool_t   *pool;
     ngx_http_cms_pg_slot_t   *slot;
     ngx_http_cms_pg_query_t  *q;
 
-    pool = &ngx_http_cms_pg_pool;
-
     while (!ngx_queue_empty(&pool->waiting)) {
 
-        slot = ngx_http_cms_pg_acquire();
+        slot = ngx_http_cms_pg_acquire(pool);
 
         if (slot == NULL) {
             return 1;

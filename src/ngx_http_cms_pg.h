@@ -28,6 +28,8 @@ struct ngx_http_cms_pg_conf_s {
     ngx_msec_t                  queue_timeout;
     ngx_msec_t                  query_timeout;
     ngx_msec_t                  connect_timeout;
+    ngx_msec_t                  max_lag;      /* a replica's: skipped when
+                                                 further behind */
     ngx_array_t                *hosts;        /* ngx_str_t: host= names
                                                  resolved at each connect
                                                  (no hostaddr=), or NULL */
@@ -50,9 +52,16 @@ typedef struct {
     ngx_uint_t                  id;           /* 0 until first use */
     char                        name[16];
     ngx_uint_t                  retry;        /* safe to run again */
+    ngx_uint_t                  primary;      /* never on a replica */
 } ngx_http_cms_pg_stmt_t;
 
-#define ngx_http_cms_pg_stmt(sql, n)  { sql, n, 0, "", 0 }
+#define ngx_http_cms_pg_stmt(sql, n)  { sql, n, 0, "", 0, 0 }
+
+/*
+ * A statement of a GET that must see the primary: a check of the
+ * database's own state (its schema, its health) or one that writes.
+ */
+#define ngx_http_cms_pg_stmt_primary(sql, n)  { sql, n, 0, "", 0, 1 }
 
 /*
  * A statement the pool may run once more when the server refuses it with
@@ -60,7 +69,7 @@ typedef struct {
  * one transaction, rolled back by the refusal, so a second run is safe
  * unless the statement reaches outside the database.
  */
-#define ngx_http_cms_pg_stmt_retry(sql, n)  { sql, n, 0, "", 1 }
+#define ngx_http_cms_pg_stmt_retry(sql, n)  { sql, n, 0, "", 1, 0 }
 
 
 /*
@@ -79,20 +88,13 @@ typedef ngx_int_t (*ngx_http_cms_pg_done_pt)(ngx_http_request_t *r,
 typedef void (*ngx_http_cms_pg_job_pt)(void *data, PGresult *res);
 
 
-typedef struct {
-    ngx_uint_t                  max;
-    ngx_uint_t                  connections;
-    ngx_uint_t                  idle;
-    ngx_uint_t                  busy;
-    ngx_uint_t                  queued;
-} ngx_http_cms_pool_stats_t;
-
-
 /* "cms_postgres" directive: conninfo checked and completed at load time */
 char *ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+char *ngx_http_cms_pg_replica_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 ngx_int_t ngx_http_cms_pg_init_process(ngx_cycle_t *cycle,
-    ngx_http_cms_pg_conf_t *pcf);
+    ngx_http_cms_pg_conf_t *pcf, ngx_array_t *replicas);
 void ngx_http_cms_pg_exit_process(void);
 
 /*
@@ -116,6 +118,24 @@ ngx_int_t ngx_http_cms_pg_job(ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args,
     ngx_uint_t nargs, ngx_http_cms_pg_job_pt done, void *data);
 
 void ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st);
+
+/*
+ * Read-your-writes (_pg_replica.c): for a request that wrote, with
+ * replicas, keeps the primary's WAL position for its principal, so that
+ * the principal's next reads skip replicas that have not replayed it;
+ * then(r, ctx) goes on (its code finishes the request).  NGX_DECLINED:
+ * nothing to keep, go on now; NGX_DONE: then() is called later (also
+ * when the position could not be kept: logged); NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_pg_mark(ngx_http_request_t *r,
+    ngx_http_cms_handler_pt then);
+
+/*
+ * A request's read found nothing where something was looked for (a key):
+ * 1 when it ran on a replica, and the request's reads now go to the
+ * primary (ask again); else 0.
+ */
+ngx_uint_t ngx_http_cms_pg_missed(ngx_http_request_t *r);
 
 /*
  * libpq's message (PQerrorMessage(), PQresultErrorMessage()) as one log

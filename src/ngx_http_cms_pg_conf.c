@@ -36,19 +36,33 @@ static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
 static char *ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s);
 
 
+#define ngx_http_cms_pg_common_params                                       \
+    { ngx_string("max="), NGX_HTTP_CMS_PARAM_POSITIVE,                      \
+      offsetof(ngx_http_cms_pg_conf_t, max) },                              \
+    { ngx_string("queue="), NGX_HTTP_CMS_PARAM_COUNT,                       \
+      offsetof(ngx_http_cms_pg_conf_t, queue) },                            \
+    { ngx_string("queue_timeout="), NGX_HTTP_CMS_PARAM_MSEC,                \
+      offsetof(ngx_http_cms_pg_conf_t, queue_timeout) },                    \
+    { ngx_string("query_timeout="), NGX_HTTP_CMS_PARAM_MSEC,                \
+      offsetof(ngx_http_cms_pg_conf_t, query_timeout) },                    \
+    { ngx_string("connect_timeout="), NGX_HTTP_CMS_PARAM_MSEC,              \
+      offsetof(ngx_http_cms_pg_conf_t, connect_timeout) }
+
 static const ngx_http_cms_param_t  ngx_http_cms_pg_params[] = {
-    { ngx_string("max="), NGX_HTTP_CMS_PARAM_POSITIVE,
-      offsetof(ngx_http_cms_pg_conf_t, max) },
-    { ngx_string("queue="), NGX_HTTP_CMS_PARAM_COUNT,
-      offsetof(ngx_http_cms_pg_conf_t, queue) },
-    { ngx_string("queue_timeout="), NGX_HTTP_CMS_PARAM_MSEC,
-      offsetof(ngx_http_cms_pg_conf_t, queue_timeout) },
-    { ngx_string("query_timeout="), NGX_HTTP_CMS_PARAM_MSEC,
-      offsetof(ngx_http_cms_pg_conf_t, query_timeout) },
-    { ngx_string("connect_timeout="), NGX_HTTP_CMS_PARAM_MSEC,
-      offsetof(ngx_http_cms_pg_conf_t, connect_timeout) },
+    ngx_http_cms_pg_common_params,
     { ngx_null_string, 0, 0 }
 };
+
+static const ngx_http_cms_param_t  ngx_http_cms_pg_replica_params[] = {
+    ngx_http_cms_pg_common_params,
+    { ngx_string("max_lag="), NGX_HTTP_CMS_PARAM_MSEC,
+      offsetof(ngx_http_cms_pg_conf_t, max_lag) },
+    { ngx_null_string, 0, 0 }
+};
+
+
+static ngx_http_cms_pg_conf_t *ngx_http_cms_pg_conf_make(ngx_conf_t *cf,
+    const char *name, const ngx_http_cms_param_t *params);
 
 
 char *
@@ -56,16 +70,59 @@ ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_cms_main_conf_t *mcf = conf;
 
-    ngx_str_t               *value;
-    ngx_http_cms_pg_conf_t  *pcf;
-
     if (mcf->pg != NULL) {
         return "is duplicate";
     }
 
-    pcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_pg_conf_t));
+    mcf->pg = ngx_http_cms_pg_conf_make(cf, "cms_postgres",
+                                        ngx_http_cms_pg_params);
+
+    return mcf->pg != NULL ? NGX_CONF_OK : NGX_CONF_ERROR;
+}
+
+
+/*
+ * "cms_postgres_replica": a streaming replica that GET and HEAD requests
+ * may read from (ngx_http_cms_pg_replica.c); as many as wanted.
+ */
+char *
+ngx_http_cms_pg_replica_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_cms_main_conf_t *mcf = conf;
+
+    ngx_http_cms_pg_conf_t  **pcf;
+
+    if (mcf->pg_replicas == NULL) {
+        mcf->pg_replicas = ngx_array_create(cf->pool, 2,
+                                            sizeof(ngx_http_cms_pg_conf_t *));
+        if (mcf->pg_replicas == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    pcf = ngx_array_push(mcf->pg_replicas);
     if (pcf == NULL) {
         return NGX_CONF_ERROR;
+    }
+
+    *pcf = ngx_http_cms_pg_conf_make(cf, "cms_postgres_replica",
+                                     ngx_http_cms_pg_replica_params);
+
+    return *pcf != NULL ? NGX_CONF_OK : NGX_CONF_ERROR;
+}
+
+
+/* a pool's settings from the directive's arguments, or NULL (logged) */
+static ngx_http_cms_pg_conf_t *
+ngx_http_cms_pg_conf_make(ngx_conf_t *cf, const char *name,
+    const ngx_http_cms_param_t *params)
+{
+    ngx_str_t               *value;
+    ngx_http_cms_pg_conf_t  *pcf;
+
+    pcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_cms_pg_conf_t));
+    if (pcf == NULL) {
+        return NULL;
     }
 
     pcf->max = 16;
@@ -73,26 +130,21 @@ ngx_http_cms_pg_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     pcf->queue_timeout = 5000;
     pcf->query_timeout = 10000;
     pcf->connect_timeout = 3000;
+    pcf->max_lag = 10000;
 
     value = cf->args->elts;
 
-    if (ngx_http_cms_conf_params(cf, "cms_postgres", 2,
-                                 ngx_http_cms_pg_params, pcf)
-        != NGX_OK)
-    {
-        return NGX_CONF_ERROR;
+    if (ngx_http_cms_conf_params(cf, name, 2, params, pcf) != NGX_OK) {
+        return NULL;
     }
 
     if (ngx_http_cms_pg_conninfo(cf, pcf, &value[1]) != NGX_CONF_OK
-        || ngx_http_cms_resolve_need(cf, "cms_postgres", &pcf->name)
-           != NGX_OK)
+        || ngx_http_cms_resolve_need(cf, name, &pcf->name) != NGX_OK)
     {
-        return NGX_CONF_ERROR;
+        return NULL;
     }
 
-    mcf->pg = pcf;
-
-    return NGX_CONF_OK;
+    return pcf;
 }
 
 

@@ -45,7 +45,7 @@ ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot)
     ngx_int_t                rc;
     ngx_http_cms_pg_conf_t  *pcf;
 
-    pcf = ngx_http_cms_pg_pool.conf;
+    pcf = slot->pg->conf;
     ngx_http_cms_metric(NGX_HTTP_CMS_M_PG_CONNECTS);
 
     slot->state = NGX_HTTP_CMS_PG_CONNECTING;
@@ -65,7 +65,7 @@ ngx_http_cms_pg_connect(ngx_http_cms_pg_slot_t *slot)
 
     if (rc != NGX_OK) {
         ngx_http_cms_pg_close(slot);
-        ngx_http_cms_pg_failed(NULL, 1);
+        ngx_http_cms_pg_failed(slot->pg, NULL, 1);
         return NGX_ERROR;
     }
 
@@ -81,7 +81,7 @@ ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot, const char **values)
     slot->log.handler = ngx_http_cms_pg_log_context;
     slot->log.data = slot;
 
-    slot->conn = PQconnectStartParams(ngx_http_cms_pg_pool.conf->keywords,
+    slot->conn = PQconnectStartParams(slot->pg->conf->keywords,
                                       values, 0);
 
     if (slot->conn == NULL || PQstatus(slot->conn) == CONNECTION_BAD) {
@@ -112,7 +112,7 @@ ngx_http_cms_pg_resolve(ngx_http_cms_pg_slot_t *slot)
     ngx_str_t               *host;
     ngx_http_cms_pg_conf_t  *pcf;
 
-    pcf = ngx_http_cms_pg_pool.conf;
+    pcf = slot->pg->conf;
     host = pcf->hosts->elts;
 
     if (slot->resolving == NULL) {
@@ -158,7 +158,7 @@ ngx_http_cms_pg_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
     ngx_str_t               *host;
     ngx_http_cms_pg_conf_t  *pcf;
 
-    pcf = ngx_http_cms_pg_pool.conf;
+    pcf = slot->pg->conf;
     host = pcf->hosts->elts;
 
     if (rc != NGX_OK || naddrs == 0) {
@@ -166,7 +166,7 @@ ngx_http_cms_pg_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
                       "cms: cannot resolve the postgres host \"%V\"%s",
                       &host[slot->resolved],
                       rc == NGX_DECLINED ? ": the name has no address" : "");
-        ngx_http_cms_pg_failed(slot, 1);
+        ngx_http_cms_pg_failed(slot->pg, slot, 1);
         return;
     }
 
@@ -186,7 +186,7 @@ ngx_http_cms_pg_resolved(void *data, ngx_int_t rc, ngx_addr_t *addrs,
     }
 
     if (rc != NGX_OK) {
-        ngx_http_cms_pg_failed(slot, 1);
+        ngx_http_cms_pg_failed(slot->pg, slot, 1);
     }
 }
 
@@ -201,7 +201,7 @@ ngx_http_cms_pg_open_resolved(ngx_http_cms_pg_slot_t *slot)
     const char             **values;
     ngx_http_cms_pg_pool_t  *pool;
 
-    pool = &ngx_http_cms_pg_pool;
+    pool = slot->pg;
 
     *slot->addrs_last = '\0';
     len = slot->addrs_last - slot->addrs;
@@ -370,7 +370,7 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
                 ngx_del_timer(&slot->timer);
             }
 
-            ngx_http_cms_pg_pool.backoff = 0;
+            slot->pg->backoff = 0;
             ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
                            "cms pg connected, fd:%d", slot->c->fd);
             ngx_http_cms_pg_idle(slot);
@@ -569,6 +569,15 @@ ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
         && ngx_strcmp(state, "25006") != 0)
     {
         return NGX_OK;
+    }
+
+    if (slot->pg->replica && q != NULL && ngx_strcmp(state, "25006") == 0) {
+        /* a GET's statement that writes: the primary's from now on */
+        ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
+                      "cms: statement %s writes: it runs on the primary "
+                      "from now on", q->stmt->name);
+        q->stmt->primary = 1;
+        return NGX_DECLINED;
     }
 
     ngx_log_error(NGX_LOG_ERR, &slot->log, 0,

@@ -32,9 +32,11 @@ typedef enum {
 
 
 typedef struct ngx_http_cms_pg_query_s  ngx_http_cms_pg_query_t;
+typedef struct ngx_http_cms_pg_pool_s   ngx_http_cms_pg_pool_t;
 
 
 typedef struct {
+    ngx_http_cms_pg_pool_t     *pg;           /* the pool it belongs to */
     PGconn                     *conn;
     ngx_connection_t           *c;
     ngx_http_cms_pg_state_e     state;
@@ -62,14 +64,17 @@ struct ngx_http_cms_pg_query_s {
     const char                **values;
     ngx_http_cms_pg_done_pt     done;
     ngx_http_cms_pg_slot_t     *slot;
+    ngx_http_cms_pg_pool_t     *pg;          /* where it runs */
     ngx_queue_t                 queue;
     ngx_event_t                 wait;
     unsigned                    queued:1;
     unsigned                    retried:1;
+    unsigned                    fallback:1;  /* a replica's read, run
+                                                again on the primary */
 };
 
 
-typedef struct {
+struct ngx_http_cms_pg_pool_s {
     ngx_http_cms_pg_conf_t     *conf;
     ngx_http_cms_pg_slot_t     *slots;
     ngx_queue_t                 waiting;
@@ -80,10 +85,22 @@ typedef struct {
     u_char                      last[NGX_HTTP_CMS_PG_LAST_ADDRS];
     size_t                      last_len;     /* the names' last hostaddr=
                                                  text, to log a move */
-} ngx_http_cms_pg_pool_t;
+
+    /* a replica's (_pg_replica.c): its state at the last check */
+    ngx_uint_t                  replica;      /* 1 + its index; 0: the
+                                                 primary */
+    uint64_t                    replayed;     /* pg_last_wal_replay_lsn() */
+    ngx_msec_t                  checked;      /* when it last answered */
+    ngx_event_t                 check;
+    unsigned                    usable:1;     /* answered, not too late */
+    unsigned                    checking:1;
+};
 
 
-extern ngx_http_cms_pg_pool_t  ngx_http_cms_pg_pool;
+/* the primary's pool, and the replicas' (NULL when none) */
+extern ngx_http_cms_pg_pool_t   ngx_http_cms_pg_pool;
+extern ngx_http_cms_pg_pool_t  *ngx_http_cms_pg_replicas;
+extern ngx_uint_t               ngx_http_cms_pg_nreplicas;
 
 
 /* _pg_conn.c: a slot's connection (see each definition) */
@@ -98,10 +115,28 @@ ngx_int_t ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q, PGresult *res);
 
 /* _pg.c: what the connection side hands back to the pool */
-void ngx_http_cms_pg_failed(ngx_http_cms_pg_slot_t *slot,
-    ngx_uint_t connect);
+void ngx_http_cms_pg_failed(ngx_http_cms_pg_pool_t *pg,
+    ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect);
 void ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot);
 void ngx_http_cms_pg_event_handler(ngx_event_t *ev);
+void ngx_http_cms_pg_timer_handler(ngx_event_t *ev);
+ngx_int_t ngx_http_cms_pg_pool_init(ngx_cycle_t *cycle,
+    ngx_http_cms_pg_pool_t *pg, ngx_http_cms_pg_conf_t *pcf);
+void ngx_http_cms_pg_pool_close(ngx_http_cms_pg_pool_t *pg);
+ngx_int_t ngx_http_cms_pg_submit(ngx_http_cms_pg_query_t *q);
+ngx_int_t ngx_http_cms_pg_job_args(ngx_http_cms_pg_pool_t *pg,
+    ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t nargs,
+    ngx_http_cms_pg_job_pt done, void *data);
+
+/*
+ * _pg_replica.c: where a request's query runs.  NGX_OK: q->pg is set,
+ * submit it; NGX_DONE: a lookup is in flight, which submits it (or
+ * delivers no answer); NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_pg_route(ngx_http_cms_pg_query_t *q);
+/* whether a replica's read that got no answer goes to the primary */
+ngx_uint_t ngx_http_cms_pg_fall_back(ngx_http_cms_pg_query_t *q,
+    PGresult *res);
 
 
 #endif /* _NGX_HTTP_CMS_PG_INT_H_INCLUDED_ */

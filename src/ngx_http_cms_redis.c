@@ -609,7 +609,7 @@ ngx_http_cms_redis_finished(ngx_http_cms_redis_slot_t *s)
 }
 
 
-/* as ngx_http_cms_pg_idle(): the kick that follows closes it when exiting */
+/* as the PostgreSQL pool does: the kick that follows closes it when exiting */
 void
 ngx_http_cms_redis_idle(ngx_http_cms_redis_slot_t *s)
 {

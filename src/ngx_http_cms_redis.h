@@ -14,7 +14,6 @@
 #include <ngx_http.h>
 #include <hiredis/hiredis.h>
 #include "ngx_http_cms_module.h"
-#include "ngx_http_cms_pg.h"
 
 
 #define NGX_HTTP_CMS_REDIS_MAX_PIPELINE  16

@@ -15,11 +15,16 @@
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_public_cache.h"
+#include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_response_cache.h"
 #include "cms_json_scan.h"
 #include "cms_uuid.h"
 #include "cms_trace.h"
 #include "ngx_http_cms_crypto.h"
+
+
+/* methods that write nothing (the public cache's touch) */
+#define NGX_HTTP_CMS_READS  (NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_OPTIONS)
 
 
 /* what an error body echoes back of a client's text, at most */
@@ -44,6 +49,19 @@ static ngx_int_t ngx_http_cms_send_error(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_int_t rc);
 static ngx_int_t ngx_http_cms_set_status(ngx_http_request_t *r,
     ngx_uint_t status);
+static ngx_int_t ngx_http_cms_send_hold(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_uint_t status, ngx_str_t *type,
+    ngx_str_t *body);
+static ngx_int_t ngx_http_cms_send_held(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+
+
+/* an answer held until its write's position is kept (replicas) */
+typedef struct {
+    ngx_uint_t                  status;
+    ngx_str_t                   type;
+    ngx_str_t                   body;
+} ngx_http_cms_held_t;
 
 
 static ngx_int_t ngx_http_cms_error_headers(ngx_http_request_t *r,
@@ -206,6 +224,65 @@ ngx_http_cms_send_written(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+/*
+ * A write's answer, with replicas, waits until its position is kept
+ * (ngx_http_cms_pg_mark()): a copy (its body may live in a result the
+ * pool clears) is kept meanwhile: NGX_DONE, sent later by
+ * ngx_http_cms_send_held(); NGX_DECLINED: send it now; NGX_ERROR.
+ */
+static ngx_int_t
+ngx_http_cms_send_hold(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t status, ngx_str_t *type, ngx_str_t *body)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_held_t  *held;
+
+    if (ctx == NULL || !ctx->pg_wrote || ctx->pg_marked
+        || status >= NGX_HTTP_SPECIAL_RESPONSE)
+    {
+        return NGX_DECLINED;
+    }
+
+    held = ngx_palloc(r->pool, sizeof(ngx_http_cms_held_t));
+    if (held == NULL) {
+        return NGX_ERROR;
+    }
+
+    held->status = status;
+    held->type = *type;
+    held->body.len = body->len;
+    held->body.data = ngx_pnalloc(r->pool, body->len ? body->len : 1);
+
+    if (held->body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(held->body.data, body->data, body->len);
+    ctx->held = held;
+
+    rc = ngx_http_cms_pg_mark(r, ngx_http_cms_send_held);
+
+    if (rc != NGX_DONE) {
+        ctx->held = NULL;
+    }
+
+    return rc;
+}
+
+
+static ngx_int_t
+ngx_http_cms_send_held(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    ngx_http_cms_held_t  *held;
+
+    held = ctx->held;
+    ctx->held = NULL;
+
+    return ngx_http_cms_send_typed(r, held->status, &held->type,
+                                   &held->body);
+}
+
+
 /* long: status, request id, type, length, then the chain */
 ngx_int_t
 ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
@@ -218,6 +295,11 @@ ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
 
+    rc = ngx_http_cms_send_hold(r, ctx, status, type, body);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
     if (ctx != NULL && ctx->record != NULL) {
         /* the first answer under an Idempotency-Key is kept for retries */
         ctx->record(r, ctx, status, body);
@@ -229,8 +311,7 @@ ngx_http_cms_send_typed(ngx_http_request_t *r, ngx_uint_t status,
 
     /* a write done: the public cache checks its sites again */
     if (status < NGX_HTTP_SPECIAL_RESPONSE
-        && (r->method & (NGX_HTTP_POST|NGX_HTTP_PUT|NGX_HTTP_PATCH
-                         |NGX_HTTP_DELETE)))
+        && !(r->method & NGX_HTTP_CMS_READS))
     {
         ngx_http_cms_public_cache_touch(r);
     }

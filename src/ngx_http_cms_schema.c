@@ -29,7 +29,7 @@ static void ngx_http_cms_schema_next(ngx_uint_t state);
 
 
 ngx_http_cms_pg_stmt_t  ngx_http_cms_schema_sql =
-    ngx_http_cms_pg_stmt(
+    ngx_http_cms_pg_stmt_primary(
         "SELECT coalesce(max(version), '') FROM schema_migrations", 0);
 
 

@@ -1,0 +1,122 @@
+# Reads from a PostgreSQL streaming replica (cms_postgres_replica), with read-your-writes.
+# A primary of the file's own and one replica of it (Cms::Replica): GETs of a principal
+# that has not written go to the replica; a principal that just wrote reads its write from
+# the primary while the replica's replay is paused, and another principal does not see it
+# yet; a key or a user made a moment ago is found (the primary is asked when the replica
+# has no such key); writes never go to the replica; a stopped replica costs no 5xx, and
+# reads return to it once it is back; nginx -t checks the directive.
+use strict;
+use warnings;
+use Cms::Test;
+use Cms::Fixtures qw(:content mk);
+use Cms::Replica qw(:all);
+
+my $R = start_replicated();
+my $pg = qq{cms_postgres "$R->{primary_conninfo}" max=4;\n}
+       . qq{    cms_postgres_replica "$R->{replica_conninfo}" max=4 max_lag=60s;};
+set_conf_defaults(workers => 2, postgres => $pg);
+start_nginx();
+
+sub on_primary { primary_psql($_[0]) }
+sub replica_lines { scalar grep { /postgres replica 1 is read from/ } error_log_lines() }
+sub answers { join ' ', map { $_->{status} } @_ }
+
+# --- nginx -t -----------------------------------------------------------------------------
+for my $bad (['cms_postgres_replica "host=/tmp port=1 dbname=x" max_lag=soon;', 'max_lag'],
+             ['cms_postgres_replica "hostaddr=127.0.0.1 port=1 dbname=x" max=0;', 'max='],
+             ['cms_postgres_replica "sslmode=prefer hostaddr=127.0.0.1";', 'sslmode']) {
+    my $t = nginx_test(postgres => qq{cms_postgres "$R->{primary_conninfo}";\n$bad->[0]});
+    ok $t->{rc} && $t->{out} =~ /\Q$bad->[1]\E/, "nginx -t refuses $bad->[0]" or diag $t->{out};
+}
+
+# --- every worker finds the replica usable -------------------------------------------------
+ok wait_until(20, sub { replica_lines() >= 2 }), 'both workers read from the replica'
+    or diag join '', grep { /replica/ } error_log_lines();
+
+my $owner = signup();
+my $wid = workspace($owner->{token}, 'Replicated');
+my $writer = key($owner->{token}, $wid, 'writer', 'articles:read', 'articles:write');
+my $reader = key($owner->{token}, $wid, 'reader', 'articles:read');
+ok replica_wait_caught_up(20), 'the replica has the keys';
+
+# --- a principal that has not written reads the replica ------------------------------------
+replica_pause();
+my $sql_id = on_primary(qq{INSERT INTO articles (workspace_id, title, slug, status, locale)
+    VALUES ('$wid', 'Written in SQL', 'written-in-sql', 'draft', 'en') RETURNING id});
+my $r = req(GET => "/v1/api/articles/$sql_id", $reader);
+is $r->{status}, 404, 'a row the replica has not replayed is not found by the reader'
+    or diag diag_resp($r);
+
+# --- read-your-writes ----------------------------------------------------------------------
+my $a = mk($writer, { title => 'Mine', status => 'draft' });
+$r = req(GET => "/v1/api/articles/$a->{id}", $writer);
+is $r->{status}, 200, 'the writer reads its write at once (the primary)' or diag diag_resp($r);
+$r = req(GET => '/v1/api/articles?limit=100', $writer);
+ok((grep { $_->{id} eq $a->{id} } @{$r->{json}{articles} || []}), 'and finds it in its list');
+$r = req(GET => "/v1/api/articles/$a->{id}", $reader);
+is $r->{status}, 404, 'another key does not see it yet (the paused replica)'
+    or diag diag_resp($r);
+$r = req(GET => '/v1/api/articles?limit=100', $reader);
+is $r->{status}, 200, 'the reader lists from the replica';
+ok !(grep { $_->{id} eq $a->{id} } @{$r->{json}{articles} || []}), 'without the new article';
+
+# a key made while the replica is paused works (the primary is asked for a key it lacks)
+my $fresh = key($owner->{token}, $wid, 'fresh', 'articles:read');
+$r = req(GET => "/v1/api/articles/$a->{id}", $fresh);
+is $r->{status}, 200, 'a key made a moment ago is found, and reads on the primary'
+    or diag diag_resp($r);
+$r = req(GET => '/v1/api/articles/00000000-0000-4000-8000-000000000000', 'svc_live_' . ('a' x 40));
+ok $r->{status} == 401 || $r->{status} == 400, 'an unknown key is still refused' or diag diag_resp($r);
+
+# a user who signed up a moment ago reads with their session
+my $new = signup();
+$r = req(GET => '/v1/me', $new->{token});
+is $r->{status}, 200, 'a new session reads its user at once' or diag diag_resp($r);
+
+# --- the replica replays: everyone sees it -------------------------------------------------
+replica_resume();
+ok replica_wait_caught_up(20), 'the replica caught up';
+ok wait_until(10, sub { req(GET => "/v1/api/articles/$a->{id}", $reader)->{status} == 200 }),
+    'the reader sees the article once the replica replayed it';
+
+# --- a stopped replica costs no 5xx --------------------------------------------------------
+my $before = replica_lines();
+replica_stop();
+my @r = map { req(GET => "/v1/api/articles/$a->{id}", $reader) } 1 .. 20;
+is answers(grep { $_->{status} != 200 } @r), '', '20 reads with the replica down: all 200';
+my @l = map { req(GET => '/v1/api/articles?limit=5', $reader) } 1 .. 10;
+is answers(grep { $_->{status} != 200 } @l), '', 'lists too';
+ok wait_until(10, sub { grep { /postgres replica 1 is skipped/ } error_log_lines() }),
+    'the replica is skipped once a check finds it down';
+
+replica_start();
+ok wait_until(20, sub { replica_lines() > $before }), 'read from again once it is back';
+replica_pause();
+my $late = on_primary(qq{INSERT INTO articles (workspace_id, title, slug, status, locale)
+    VALUES ('$wid', 'Late', 'late', 'draft', 'en') RETURNING id});
+is req(GET => "/v1/api/articles/$late", $reader)->{status}, 404,
+    'and the reader is back on the replica (a row it has not replayed)';
+replica_resume();
+
+# --- a GET's statement that writes: refused by the replica, run on the primary, learnt -----
+on_primary(<<'SQL');
+CREATE SEQUENCE cms_test_flaky_seq;
+CREATE FUNCTION cms_test_flaky() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM nextval('cms_test_flaky_seq');
+    RETURN 'ok';
+END $$;
+SQL
+ok replica_wait_caught_up(20), 'the replica has the writing function';
+my $off = error_log_size();
+my @f = map { http(GET => '/v1/_test/flaky') } 1 .. 6;
+is answers(grep { $_->{status} != 200 } @f), '', 'six GETs whose statement writes: all 200';
+is on_primary("SELECT last_value FROM cms_test_flaky_seq"), 6, 'each ran on the primary once';
+my $learnt = grep { /writes: it runs on the primary from now on/ } error_log_lines($off);
+ok $learnt >= 1 && $learnt <= 2, "the statement is the primary's after one refusal per worker ($learnt)";
+
+# --- writes never go to the replica --------------------------------------------------------
+my $b = mk($writer, { title => 'Second', status => 'draft' });
+is on_primary("SELECT title FROM articles WHERE id = '$b->{id}'"), 'Second', 'a write lands on the primary';
+
+done_testing();
