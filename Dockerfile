@@ -112,7 +112,7 @@ CMD ["/opt/cms/scripts/container-start.sh"]
 # scripts/services.sh makes its own in /var/lib/cms/pg.
 FROM runtime-base AS demo
 USER root
-COPY scripts/services.sh scripts/seed-demo.sh scripts/
+COPY scripts/services.sh scripts/pg-bin.sh scripts/seed-demo.sh scripts/
 COPY examples/extensions examples/extensions
 RUN set -eu; \
     mkdir -p /etc/postgresql-common/createcluster.d; \

@@ -8,6 +8,10 @@
 #                       AddressSanitizer + UBSan
 #   make run            PostgreSQL, Redis and nginx in the foreground (Ctrl-C stops all)
 #   make start / stop   the same in the background / stop it
+#   make fleet          FLEET_HOSTS (3) nginx hosts on 8081.. behind a round-robin nginx on
+#                       8080, over one PostgreSQL primary with a streaming replica, one
+#                       Redis and one local S3 bucket, in var/fleet/ (scripts/fleet.sh);
+#                       make fleet-stop stops it all
 #   make bench          health vs static file vs bare pgbench, on throwaway services
 #   make bench-check    the last bench's ratios against bench/baseline.tsv (15 % guard)
 #   make install        the module, cms-admin and the migrations (PREFIX, DESTDIR)
@@ -75,7 +79,8 @@ ADMIN_CFLAGS := -Isrc/lib -Isrc/tools -I/usr/include/postgresql -std=c99 -Wall -
 # file NGX_HTTP_CMS_DOCS_DATA names, so configure runs once and nginx's make recompiles it.
 DOCS_DATA := $(BUILD)/gen/ngx_http_cms_docs_data.c
 
-.PHONY: all build unit test test-run run start stop bench fuzz clean install deb deb-check bench-check \
+.PHONY: all build unit test test-run run start stop fleet fleet-stop bench fuzz clean install deb \
+        deb-check bench-check \
         deps-build deps-run deps-test deps-bench deps-fuzz deps-deb
 
 all: build
@@ -197,6 +202,13 @@ start: deps-run
 
 stop:
 	@scripts/cms.sh stop
+
+fleet: deps-run
+	@$(MAKE) --no-print-directory build ASAN=$(ASAN)
+	@CMS_MODULE=$(MODULE_ABS) CMS_ASAN=$(ASAN) scripts/fleet.sh start
+
+fleet-stop:
+	@scripts/fleet.sh stop
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory build ASAN=$(ASAN)

@@ -19,6 +19,10 @@
 #                    cms-admin (CMS_ADMIN migrate, under its advisory lock: several hosts
 #                    may start at once) or none (applied elsewhere; readiness waits)
 #   CMS_VAR [var/]           data, logs, the rendered config, the secret, demo.env
+#   CMS_SERVICES_VAR [CMS_VAR]   the embedded PostgreSQL and Redis (scripts/services.sh's
+#                    folder) and the local S3 server (its s3/): several hosts, each with
+#                    a CMS_VAR of its own, naming one folder and the same ports share them
+#                    (the first starts them; `stop` stops them: scripts/fleet.sh)
 #   CMS_LISTEN [127.0.0.1]   address nginx listens on (the Dockerfile sets 0.0.0.0)
 #   CMS_MANIFESTS [examples/extensions]   development manifests folder (file:NAME),
 #                    CMS_DEMO=1 only
@@ -26,6 +30,9 @@
 #   External services instead of the embedded ones (e.g. in a container):
 #   CMS_PG_CONNINFO  libpq conninfo, e.g. "host=db port=5432 dbname=cms user=cms password=..."
 #                    (a host name is resolved by nginx's resolver, never by libpq in nginx)
+#   CMS_PG_REPLICA_CONNINFO   a streaming replica's conninfo (embedded or external
+#                    primary): the line `cms_postgres_replica "...";` goes right after
+#                    the cms_postgres directive of the rendered config (unset: none)
 #   CMS_REDIS_ADDR   name:port, ip:port or unix:/path
 #   CMS_RESOLVER     [the first nameserver of /etc/resolv.conf] the DNS server nginx's
 #                    `resolver` asks for those names (none: no resolver line)
@@ -35,8 +42,9 @@
 #                    docs/object-storage.md): with CMS_S3_ENDPOINT, CMS_S3_BUCKET [media],
 #                    CMS_S3_REGION [us-east-1] and CMS_S3_CREDENTIALS (an AWS-format
 #                    file) that bucket; without an endpoint, a local S3-compatible server
-#                    (tools/node/s3-server.js, signatures checked, data in var/s3/) on
-#                    CMS_S3_PORT [9000], its key pair made once in var/s3/credentials
+#                    (tools/node/s3-server.js, signatures checked, data in var/s3/, that
+#                    is CMS_SERVICES_VAR/s3/) on CMS_S3_PORT [9000], its key pair made once
+#                    in var/s3/credentials
 #
 # What start/run do: start the embedded services (unless external), create database `cms`
 # if missing, apply sql/ migrations, make the secret, seed the demo once (CMS_DEMO=1),
@@ -68,6 +76,7 @@ CMS_PG_PORT=${CMS_PG_PORT:-54320}
 CMS_REDIS_PORT=${CMS_REDIS_PORT:-63790}
 CMS_LISTEN=${CMS_LISTEN:-127.0.0.1}
 VAR=${CMS_VAR:-$root/var}
+SVC=${CMS_SERVICES_VAR:-$VAR}     # the embedded PostgreSQL, Redis and local S3 server
 module=${CMS_MODULE:-$root/build/ngx_http_cms_module.so}
 manifests=${CMS_MANIFESTS:-$root/examples/extensions}
 ca_certs=${CMS_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
@@ -200,11 +209,25 @@ render_conf() {
         -e "s|@STORAGE@|$(sed_escape "$(storage)")|g" \
         -e "s|@MANIFESTS@|$(sed_escape "${manifests_abs:-}")|g" \
         -e "s|@CA_CERTS@|$(sed_escape "$ca_certs")|g" \
-        "$template" >"$conf.tmp"
+        "$template" | replica_line >"$conf.tmp" || die "could not render $conf"
     if grep -n '@[A-Z_]*@' "$conf.tmp" >&2; then
         die "unknown placeholder left in $conf (see above)"
     fi
     mv "$conf.tmp" "$conf"
+}
+
+# stdin to stdout, with CMS_PG_REPLICA_CONNINFO's line after the cms_postgres directive
+# (which may span lines: up to its ";"), indented as it is; fails when there is none
+replica_line() {
+    if [ -z "${CMS_PG_REPLICA_CONNINFO:-}" ]; then cat; return; fi
+    CMS_REPLICA_LINE="cms_postgres_replica \"$CMS_PG_REPLICA_CONNINFO\";" awk '
+        /^[[:space:]]*cms_postgres[[:space:]]/ && !done { inpg = 1; match($0, /^[[:space:]]*/)
+                                                          indent = substr($0, 1, RLENGTH) }
+        { print }
+        inpg && /;/ { print indent ENVIRON["CMS_REPLICA_LINE"]; inpg = 0; done = 1 }
+        END { if (!done) print "cms: CMS_PG_REPLICA_CONNINFO: no cms_postgres" \
+                               " directive in the template to follow" >"/dev/stderr"
+              exit !done }'
 }
 
 # cms_storage's value: the folder, or the bucket (CMS_STORAGE=s3)
@@ -217,14 +240,14 @@ storage() {
     [ -n "${CMS_S3_ENDPOINT:-}" ] || style=" path_style=on"
     echo "s3 endpoint=${CMS_S3_ENDPOINT:-http://127.0.0.1:${CMS_S3_PORT:-9000}}" \
          "bucket=${CMS_S3_BUCKET:-media} region=${CMS_S3_REGION:-us-east-1}" \
-         "credentials=${CMS_S3_CREDENTIALS:-$VAR/s3/credentials} stage=$VAR/stage$style"
+         "credentials=${CMS_S3_CREDENTIALS:-$SVC/s3/credentials} stage=$VAR/stage$style"
 }
 
 # CMS_STORAGE=s3 without an endpoint: the local S3-compatible server, its key pair
 # made once (the secret in a file of mode 0600 only)
 start_s3() {
     [ "${CMS_STORAGE:-folder}" = s3 ] && [ -z "${CMS_S3_ENDPOINT:-}" ] || return 0
-    local dir=$VAR/s3 port=${CMS_S3_PORT:-9000} secret
+    local dir=$SVC/s3 port=${CMS_S3_PORT:-9000} secret
     mkdir -p "$dir/data"
     if [ ! -f "$dir/credentials" ]; then
         secret=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
@@ -249,9 +272,9 @@ start_s3() {
 
 stop_s3() {
     local pid
-    pid=$(cat "$VAR/s3/server.pid" 2>/dev/null) || return 0
+    pid=$(cat "$SVC/s3/server.pid" 2>/dev/null) || return 0
     kill "$pid" 2>/dev/null || true
-    rm -f "$VAR/s3/server.pid"
+    rm -f "$SVC/s3/server.pid"
 }
 
 make_secret() {
@@ -337,9 +360,9 @@ prepare() {
 
     if embedded_pg || embedded_redis; then
         # Only the embedded ones; an external service is the operator's business.
-        "$root/scripts/services.sh" start "$VAR" "$CMS_PG_PORT" "$CMS_REDIS_PORT"
-        embedded_pg || "$root/scripts/services.sh" pg-stop "$VAR"
-        embedded_redis || "$root/scripts/services.sh" redis-stop "$VAR"
+        "$root/scripts/services.sh" start "$SVC" "$CMS_PG_PORT" "$CMS_REDIS_PORT"
+        embedded_pg || "$root/scripts/services.sh" pg-stop "$SVC"
+        embedded_redis || "$root/scripts/services.sh" redis-stop "$SVC"
     fi
     if embedded_pg; then
         local have
@@ -382,7 +405,7 @@ stop_nginx() {
 stop_all() {
     stop_nginx
     stop_s3
-    "$root/scripts/services.sh" stop "$VAR"
+    "$root/scripts/services.sh" stop "$SVC"
 }
 
 # demo.env on the terminal, a database password in it (conninfo or URL) shown as ...
@@ -420,7 +443,7 @@ case "$cmd" in
         set -e
         say "nginx exited ($rc)"
         stop_s3
-        "$root/scripts/services.sh" stop "$VAR"
+        "$root/scripts/services.sh" stop "$SVC"
         exit "$rc"
         ;;
     start)

@@ -16,22 +16,9 @@ set -euo pipefail
 
 die() { echo "services.sh: $*" >&2; exit 1; }
 
-pg_bindir() {
-    local d
-    for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
-        [ -x "$d/pg_ctl" ] && { echo "$d"; return; }
-    done
-    die "PostgreSQL server binaries not found (scripts/deps.sh run)"
-}
-
-# initdb and postgres refuse to run as root: as root, run them as the postgres user.
-as_pg() {
-    if [ "$(id -u)" = 0 ]; then
-        (cd / && runuser -u postgres -- "$@")
-    else
-        "$@"
-    fi
-}
+# pg_bindir, as_pg
+# shellcheck source=scripts/pg-bin.sh
+. "$(dirname "$0")/pg-bin.sh"
 
 # The postgres user must be able to reach DIR: give search (x, not read) permission on any
 # ancestor that lacks it, e.g. /root when DIR is in a checkout under it.
