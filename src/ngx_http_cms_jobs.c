@@ -54,6 +54,7 @@ static void ngx_http_cms_jobs_marked(void *data, PGresult *res);
 static void ngx_http_cms_jobs_again(ngx_uint_t more);
 static void ngx_http_cms_jobs_release(PGresult *res, int rows);
 static u_char *ngx_http_cms_jobs_ids(u_char *p, PGresult *res, int rows);
+static u_char *ngx_http_cms_jobs_close(u_char *p);
 static void ngx_http_cms_jobs_ext_tick(ngx_event_t *ev);
 static void ngx_http_cms_jobs_ext_ticked(void *data, PGresult *res);
 static ngx_int_t ngx_http_cms_jobs_xgroup(ngx_pool_t *pool,
@@ -80,11 +81,17 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_expire_sql =
     ngx_http_cms_pg_stmt("SELECT cms_media_expire()", 0);
 
 
+/*
+ * $2 the lease (s): longer than a batch can take, the claim's and the
+ * mark's statements waiting and running and Redis's exchange, so that a
+ * live host's batch is never claimed again (ngx_http_cms_jobs_relay())
+ */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_claim_sql =
     ngx_http_cms_pg_stmt(
         "SELECT id, facility_id, livemode, payload"
-        " FROM cms_ext_events_claim($1::integer, interval '30 seconds')",
-        1);
+        " FROM cms_ext_events_claim($1::integer,"
+        " make_interval(secs => $2::float8))",
+        2);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_release_sql =
     ngx_http_cms_pg_stmt(
@@ -92,11 +99,18 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_release_sql =
         " WHERE id = ANY($1::uuid[]) AND relayed_at IS NULL",
         1);
 
+/*
+ * $1 the relayed, $2 those Redis refused: tried again in a few seconds,
+ * after the events behind them (one event that always fails must not
+ * hold up the rest)
+ */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_mark_sql =
     ngx_http_cms_pg_stmt(
-        "UPDATE ext_events SET relayed_at = now()"
-        " WHERE id = ANY($1::uuid[])",
-        1);
+        "WITH relayed AS (UPDATE ext_events SET relayed_at = now()"
+        " WHERE id = ANY($1::uuid[]))"
+        " UPDATE ext_events SET claimed_until = now() + interval '5 seconds'"
+        " WHERE id = ANY($2::uuid[]) AND relayed_at IS NULL",
+        2);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_tick_sql =
@@ -127,14 +141,16 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_due_sql =
 
 
 /*
- * The outboxes' oldest pending event, each by its partial index on
- * created_at (a min() over it reads one entry), in ms; 0 when none.
+ * How late the outboxes are, in ms, 0 when they are not: content events
+ * reach webhook deliveries in their own transaction (a trigger), so the
+ * most overdue pending delivery; extension events, the oldest not yet
+ * relayed.  Each a min() over a partial index: one entry read.
  */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_lag_sql =
     ngx_http_cms_pg_stmt(
         "SELECT (greatest(0, coalesce(extract(epoch FROM now() - ("
-        "SELECT min(created_at) FROM outbox_events"
-        " WHERE delivered_at IS NULL)), 0)) * 1000)::bigint,"
+        "SELECT min(next_attempt_at) FROM webhook_deliveries"
+        " WHERE status = 'pending')), 0)) * 1000)::bigint,"
         " (greatest(0, coalesce(extract(epoch FROM now() - ("
         "SELECT min(created_at) FROM ext_events"
         " WHERE relayed_at IS NULL)), 0)) * 1000)::bigint", 0);
@@ -379,11 +395,21 @@ ngx_http_cms_jobs_expired(void *data, PGresult *res)
 static void
 ngx_http_cms_jobs_relay(ngx_event_t *ev)
 {
-    ngx_str_t  arg;
+    u_char                     lease[NGX_INT_T_LEN];
+    ngx_str_t                  args[2];
+    ngx_http_cms_main_conf_t  *mcf;
 
-    ngx_str_set(&arg, "16");
+    mcf = ev->data;
 
-    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_claim_sql, &arg, 1,
+    ngx_str_set(&args[0], "16");
+    args[1].data = lease;
+    args[1].len = ngx_sprintf(lease, "%M",
+                              (2 * (mcf->pg->queue_timeout
+                                    + mcf->pg->query_timeout)
+                               + 2 * mcf->redis->timeout) / 1000 + 10)
+                  - lease;
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_claim_sql, args, 2,
                             ngx_http_cms_jobs_claimed, NULL)
         != NGX_OK)
     {
@@ -508,20 +534,17 @@ ngx_http_cms_jobs_xadd(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
 }
 
 
+/* long: the batch's ids split by their replies, then one statement */
 static void
 ngx_http_cms_jobs_added(void *data, redisReply **replies, ngx_uint_t n)
 {
     ngx_http_cms_jobs_batch_t *relay = data;
 
-    ngx_uint_t  i;
+    u_char      *ok, *failed;
+    ngx_str_t    ids[2];
+    ngx_uint_t   i, relayed;
 
-    for (i = 0; replies != NULL && i < n; i++) {
-        if (replies[i]->type != REDIS_REPLY_STRING) {
-            break;
-        }
-    }
-
-    if (replies == NULL || i < n) {
+    if (replies == NULL) {
         /* released at once: the next tick after Redis is back relays it */
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
                       "cms: relaying events to redis failed; retrying");
@@ -536,10 +559,46 @@ ngx_http_cms_jobs_added(void *data, redisReply **replies, ngx_uint_t n)
         return;
     }
 
+    /* the ids split by their replies: "{id,...}" each, 37 bytes an id */
+    ids[0].data = ngx_pnalloc(relay->pool, 2 * (relay->ids.len + 2));
+    if (ids[0].data == NULL) {
+        ngx_http_cms_jobs_again(0);
+        return;
+    }
+
+    ids[1].data = ids[0].data + relay->ids.len + 2;
+    ok = ids[0].data;
+    failed = ids[1].data;
+    *ok++ = '{';
+    *failed++ = '{';
+    relayed = 0;
+
+    for (i = 0; i < n && i < relay->n; i++) {
+        if (replies[i]->type == REDIS_REPLY_STRING) {
+            ok = ngx_cpymem(ok, relay->ids.data + 1 + i * 37, 36);
+            *ok++ = ',';
+            relayed++;
+
+        } else {
+            failed = ngx_cpymem(failed, relay->ids.data + 1 + i * 37, 36);
+            *failed++ = ',';
+        }
+    }
+
+    if (relayed < relay->n) {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "cms: redis refused %ui of %ui events; they are "
+                      "relayed again in a few seconds",
+                      relay->n - relayed, relay->n);
+    }
+
+    ids[0].len = ngx_http_cms_jobs_close(ok) - ids[0].data;
+    ids[1].len = ngx_http_cms_jobs_close(failed) - ids[1].data;
+
     /* the job's pool goes after this returns: the query copies the ids */
-    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_mark_sql, &relay->ids, 1,
+    if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_mark_sql, ids, 2,
                             ngx_http_cms_jobs_marked,
-                            (void *) (uintptr_t) relay->n)
+                            (void *) (uintptr_t) relayed)
         != NGX_OK)
     {
         ngx_http_cms_jobs_again(0);
@@ -584,6 +643,21 @@ ngx_http_cms_jobs_release(PGresult *res, int rows)
     {
         ngx_http_cms_jobs_again(0);
     }
+}
+
+
+/* closes "{id,id," or "{" as a PostgreSQL array; returns its end */
+static u_char *
+ngx_http_cms_jobs_close(u_char *p)
+{
+    if (p[-1] == ',') {
+        p[-1] = '}';
+        return p;
+    }
+
+    *p++ = '}';
+
+    return p;
 }
 
 

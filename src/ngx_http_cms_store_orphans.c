@@ -59,6 +59,8 @@ typedef struct {
 
 
 static void ngx_http_cms_sweep_reconcile(ngx_event_t *ev);
+static void ngx_http_cms_sweep_turn(void *data, PGresult *res);
+static void ngx_http_cms_sweep_begin(ngx_http_cms_main_conf_t *mcf);
 static ngx_int_t ngx_http_cms_sweep_page(ngx_http_cms_sweep_pass_t *ps);
 static ngx_int_t ngx_http_cms_sweep_list(ngx_http_cms_sweep_pass_t *ps);
 static void ngx_http_cms_sweep_listed(ngx_http_cms_client_t *cl);
@@ -80,6 +82,12 @@ static ngx_str_t  ngx_http_cms_sweep_get = ngx_string("GET");
 static ngx_str_t  ngx_http_cms_sweep_empty = ngx_string("");
 
 static ngx_event_t                 ngx_http_cms_sweep_pass_ev;
+
+/* whether this host lists the bucket this interval; $2 the interval (s) */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_sweep_turn_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT cms_job_turn($1, make_interval(secs => $2::float8))", 2);
+
 static ngx_http_cms_sweep_pass_t  *ngx_http_cms_sweep_pass;
 
 
@@ -102,14 +110,62 @@ ngx_http_cms_store_orphans_init_process(ngx_cycle_t *cycle,
 }
 
 
-/* long: the pass's memory, the folder's descriptor, then the first page */
+/*
+ * A bucket is shared by every host: one of them lists it each interval
+ * (cms_job_turn(), sql/0039_fleet_jobs.sql).  A folder is one host's.
+ */
 static void
 ngx_http_cms_sweep_reconcile(ngx_event_t *ev)
 {
     ngx_http_cms_main_conf_t *mcf = ev->data;
 
+    u_char     every[NGX_INT_T_LEN];
+    ngx_str_t  args[2];
+
+    if (mcf->s3 == NULL) {
+        ngx_http_cms_sweep_begin(mcf);
+        return;
+    }
+
+    ngx_str_set(&args[0], "orphans");
+    args[1].data = every;
+    args[1].len = ngx_sprintf(every, "%M", mcf->reconcile / 1000) - every;
+
+    if (ngx_http_cms_pg_job(&ngx_http_cms_sweep_turn_sql, args, 2,
+                            ngx_http_cms_sweep_turn, mcf)
+        != NGX_OK)
+    {
+        ngx_http_cms_jobs_next(ev, mcf->reconcile);
+    }
+}
+
+
+static void
+ngx_http_cms_sweep_turn(void *data, PGresult *res)
+{
+    ngx_http_cms_main_conf_t *mcf = data;
+
+    if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK
+        && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't')
+    {
+        ngx_http_cms_sweep_begin(mcf);
+        return;
+    }
+
+    /* another host's turn, or no answer: the next interval */
+    ngx_http_cms_jobs_next(&ngx_http_cms_sweep_pass_ev, mcf->reconcile);
+}
+
+
+/* long: the pass's memory, the folder's descriptor, then the first page */
+static void
+ngx_http_cms_sweep_begin(ngx_http_cms_main_conf_t *mcf)
+{
+    ngx_event_t                *ev;
     ngx_pool_t                 *pool;
     ngx_http_cms_sweep_pass_t  *ps;
+
+    ev = &ngx_http_cms_sweep_pass_ev;
 
     pool = ngx_create_pool(4096, ngx_cycle->log);
     if (pool == NULL) {

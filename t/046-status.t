@@ -138,17 +138,25 @@ is Cms::Prom::sum($lane, 'cms_job_runs_total', worker => 1), 0, 'worker 1 runs n
 # --- outbox lag ---------------------------------------------------------------------------
 my $u = signup();
 my $wid = workspace($u->{token}, 'Lag');
-psql("INSERT INTO outbox_events (workspace_id, type, data, created_at)
-      VALUES ('$wid', 'test.lag', '{}', now() - interval '120 seconds')");
+# content events become webhook deliveries in their transaction: the lag is the most
+# overdue pending delivery's (delivery is off here, so nothing sends it)
+psql("INSERT INTO webhooks (id, workspace_id, url, events, secret_sealed)
+      VALUES (gen_random_uuid(), '$wid', 'https://hooks.example.com/', '{article.published}',
+              '\\x00');
+      INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_type, payload,
+                                      next_attempt_at)
+      SELECT id, '$wid', gen_random_uuid(), 'article.published', '{}',
+             now() - interval '120 seconds' FROM webhooks WHERE workspace_id = '$wid'");
 # worker 0 asks the database with the jobs' interval (1 s here): wait for the next answer
 my $lag;
 ok wait_until(6, sub {
     (undef, $m, $err) = scrape();
     ($lag) = Cms::Prom::samples($m, 'cms_outbox_lag_seconds', outbox => 'content');
     !$err && $lag && $lag->{value} >= 120;
-}), 'an event pending 120 s: lag >= 120 s' or diag $err // explain $lag;
+}), 'a delivery overdue by 120 s: lag >= 120 s' or diag $err // explain $lag;
 ok $lag && $lag->{value} < 600, 'and not absurd';
-psql("UPDATE outbox_events SET delivered_at = now()");
+psql("UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL,
+             delivered_at = now()");
 ok wait_until(6, sub {
     my ($l) = Cms::Prom::samples((scrape())[1], 'cms_outbox_lag_seconds', outbox => 'content');
     $l && $l->{value} == 0;
