@@ -107,6 +107,25 @@ for my $s (sort keys %want_fac) {
 ok Cms::Prom::wait_job_runs('relay', 2, 10), 'two more relay rounds ran';
 is redis_cmd('XLEN', stream_key($fa, 1)), 2, 'relayed once: no new entries on later relay rounds';
 
+# --- one event Redis refuses does not hold back the rest --------------------------------
+# A key of another type under facility B's sandbox stream name: its XADD fails (WRONGTYPE).
+redis_cmd('SET', stream_key($fb, 0), 'not a stream');
+my $bad = one("INSERT INTO ext_events (facility_id, livemode, type, data)
+    VALUES ('$fb', false, 'billing.payment_completed', '{\"n\": -1}') RETURNING id");
+my @good = map { one("INSERT INTO ext_events (facility_id, livemode, type, data)
+    VALUES ('$fa', true, 'billing.payment_completed', '{\"n\": $_}') RETURNING id") } 1 .. 20;
+ok wait_until(10, sub { one("SELECT count(*) FROM ext_events WHERE relayed_at IS NULL
+                             AND id <> '$bad'") == 0 }),
+   'the 20 events behind a refused one are relayed';
+my %in_a = map { $_->{id} => 1 } @{stream(stream_key($fa, 1))};
+is scalar(grep { $in_a{$_} } @good), 20, '... each in its stream';
+is one("SELECT relayed_at IS NULL FROM ext_events WHERE id = '$bad'"), 't',
+   'the refused one waits (tried again every few seconds)';
+redis_cmd('DEL', stream_key($fb, 0));
+ok wait_until(15, sub { one("SELECT relayed_at IS NOT NULL FROM ext_events WHERE id = '$bad'") eq 't' }),
+   'and is relayed once its stream can be written';
+is scalar(grep { $_->{id} eq $bad } @{stream(stream_key($fb, 0))}), 1, '... once';
+
 # --- Redis stopped -----------------------------------------------------------------------
 my $pend = invoice($fa, 1, 300);
 my $reload = extension($fa, 'reloading');
