@@ -21,7 +21,9 @@
 # proxy_cache (goal: 0.9 warm); and webhook delivery: 10,000 queued
 # events to a local TLS receiver (goal: 2,000/s, GET /v1/health p99 under 50 ms); and
 # the cost of request metrics: GET /v1/api/articles/{id} with a cms_status location
-# (every request counted) against the same without one (nothing counted), as on/off.
+# (every request counted) against the same without one (nothing counted), as on/off;
+# and reads on a streaming replica: the article list and the public section read through
+# an nginx with cms_postgres_replica against the primary alone, as replica/primary.
 # Prints the rates and the ratios route/static and route/pgbench.
 #
 # Throwaway PostgreSQL + Redis (scripts/test-env.sh), own ports, one nginx worker: the
@@ -146,6 +148,10 @@ stop_all() {
     # the bucket's nginx and S3 server (files_s3), also when the bench stops early
     [ -z "$s3_nginx" ] || kill -QUIT "$(cat "$s3_nginx" 2>/dev/null)" 2>/dev/null || true
     [ -z "$s3_pid" ] || kill "$s3_pid" 2>/dev/null || true
+    # the replica of the replica row (replica_bench)
+    if [ -n "${replica_dir:-}" ]; then
+        as_pg "$(pg_bindir)/pg_ctl" -D "$replica_dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    fi
     stop_nginx
 }
 trap stop_all EXIT
@@ -727,6 +733,72 @@ a=$rate
 run_wrk "static file revalidated: 304" /static/public.json -H "If-None-Match: $setag"
 b=$rate
 row "GET /v1/public/... 304" "$a" "$b" "$tps"
+
+# Reads on a streaming replica (docs/fleet.md, "Read replicas"): a replica of the bench's
+# PostgreSQL (pg_basebackup), a second nginx like the first with cms_postgres_replica,
+# and the article list and the public section read on each, alternating: replica over
+# primary alone. Both servers share this machine's 2 cores with wrk and nginx, so what
+# is measured is the cost of the routing (a Redis GET per keyed read for read-your-writes)
+# and of a second server on the same cores, not the capacity a replica adds elsewhere.
+replica_bench() {
+    local rdir=$TEST_CMS_VAR/bench-replica rp=$TEST_CMS_VAR/bench-nginx-replica rport rpg
+    local saved=$url lp=() lr=() pp=() pr=() i mode lag
+    read -r rport rpg < <("$root/scripts/free-ports" 2)
+    die() { echo "bench: $*" >&2; exit 1; }
+    # shellcheck source=scripts/pg-bin.sh
+    . "$root/scripts/pg-bin.sh"
+    mkdir -p "$rdir"
+    [ "$(id -u)" = 0 ] && chown postgres: "$rdir"
+    as_pg "$(pg_bindir)/pg_basebackup" -h 127.0.0.1 -p "$pg" -U postgres -D "$rdir/data" \
+        -R -X stream -c fast --no-sync || die "pg_basebackup failed"
+    printf "port = %s\nunix_socket_directories = '%s'\nhot_standby = on\n" "$rpg" "$rdir" \
+        >"$rdir/data/cms.conf"
+    [ "$(id -u)" = 0 ] && chown postgres: "$rdir/data/cms.conf"
+    as_pg "$(pg_bindir)/pg_ctl" -D "$rdir/data" -l "$rdir/postgres.log" -w -t 60 start \
+        >/dev/null || die "the replica did not start ($rdir/postgres.log)"
+    replica_dir=$rdir
+    mkdir -p "$rp"/{conf,logs,temp}
+    chmod 755 "$rp"
+    [ "$(id -u)" = 0 ] && chown nobody "$rp/temp"
+    cat >"$rp/conf/nginx.conf" <<CONF
+$module_head
+    cms_postgres_replica "hostaddr=127.0.0.1 port=$rpg dbname=bench user=postgres" max=$pg_max queue=1024;
+    cms_public_rate_limit off;
+    cms_public_cache zone=cms_public:16m;
+    server {
+        listen 127.0.0.1:$rport backlog=1024;
+        location /v1/ { cms; }
+    }
+}
+CONF
+    /usr/sbin/nginx -p "$rp/" -c "$rp/conf/nginx.conf" || { cat -n "$rp/conf/nginx.conf" >&2; exit 1; }
+    metrics_pids+=("$(cat "$rp/logs/nginx.pid")")
+    for _ in $(seq 1 300); do
+        grep -q 'postgres replica 1 is read from' "$rp/logs/error.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q 'postgres replica 1 is read from' "$rp/logs/error.log" || die "nginx does not read from the replica"
+    lag=$(psql -X -At -h 127.0.0.1 -p "$rpg" -U postgres bench \
+              -c "SELECT pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()")
+    echo; echo "== reads on a replica (caught up: $lag), alternating with the primary alone"
+    for i in 1 2; do
+        for mode in primary replica; do
+            if [ "$mode" = replica ]; then url=http://127.0.0.1:$rport; else url=$saved; fi
+            run_wrk "GET articles?limit=20 on the $mode (run $i)" "/v1/api/articles?limit=20" "${auth[@]}"
+            if [ "$mode" = replica ]; then lr+=("$rate"); else lp+=("$rate"); fi
+            run_wrk "GET public sections on the $mode (run $i)" "$ppath"
+            if [ "$mode" = replica ]; then pr+=("$rate"); else pp+=("$rate"); fi
+        done
+    done
+    url=$saved
+    stop_pid "${metrics_pids[-1]}"
+    unset 'metrics_pids[-1]'
+    grep -E '\[(alert|crit|emerg)\]' "$rp/logs/error.log" && die "the replica nginx's error.log has the lines above"
+    row2 "GET articles?limit=20, replica/primary" "$(median "${lr[@]}")" "$(median "${lp[@]}")"
+    row2 "GET public sections, replica/primary" "$(median "${pr[@]}")" "$(median "${pp[@]}")"
+}
+replica_dir=
+replica_bench
 
 # The list must not cost what the workspace holds: the same page in a workspace of
 # 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency
