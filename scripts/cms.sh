@@ -16,7 +16,7 @@
 #                    cms_extensions_manifests commented out (file: manifests refused).
 #                    CMS_DEMO=1 with an external database is refused.
 #   CMS_MIGRATE [psql]   how the migrations are applied: psql (scripts/migrate.sh),
-#                    cms-admin (CMS_ADMIN migrate, under its advisory lock: several hosts
+#                    cms-admin (CMS_ADMIN migrate; both under one advisory lock: several hosts
 #                    may start at once) or none (applied elsewhere; readiness waits)
 #   CMS_VAR [var/]           data, logs, the rendered config, the secret, demo.env
 #   CMS_SERVICES_VAR [CMS_VAR]   the embedded PostgreSQL and Redis (scripts/services.sh's

@@ -14,7 +14,8 @@
 #   answer), then readiness says "none" applied;
 # - cms-admin migrate: --check lists what is pending (exit 1); three runs at once against
 #   the empty database apply each migration once (the advisory lock); the running host is
-#   then ready and serves within its next look;
+#   then ready and serves within its next look; scripts/migrate.sh takes the same lock (two of
+#   it and a cms-admin at once apply each migration once);
 # - Redis stopped: readiness still 200, status "degraded".
 use strict;
 use warnings;
@@ -151,5 +152,34 @@ ok wait_until(20, sub { http(GET => '/v1/health/ready')->{status} == 200 }),
 ok wait_until(20, sub { http(@{$api[2]})->{status} == 201 }), '... and signs up (201) within its next look';
 stop_nginx();
 Cms::Test::psql_admin(qq{DROP DATABASE "$empty" WITH (FORCE)});
+
+# --- scripts/migrate.sh takes the same lock: two of it and a cms-admin at once ------------
+my $empty2 = "${empty}_sh";
+Cms::Test::psql_admin(qq{CREATE DATABASE "$empty2"});
+my $conn2 = "hostaddr=127.0.0.1 port=$ENV{TEST_CMS_PG_PORT} dbname=$empty2 user=postgres";
+my @runs = (["$ENV{TEST_CMS_ROOT}/scripts/migrate.sh", $conn2],
+            ["$ENV{TEST_CMS_ROOT}/scripts/migrate.sh", $conn2],
+            [$admin, '--db', $conn2, 'migrate']);
+@kids = map {
+    my $n = $_;
+    my $pid = fork // die "fork: $!";
+    if (!$pid) {
+        open STDERR, '>', Cms::Test::prefix() . "/migrate-sh-$n.log" or POSIX::_exit(2);
+        exec @{$runs[$n]} or POSIX::_exit(2);
+    }
+    $pid;
+} 0 .. 2;
+@exits = map { waitpid($_, 0); $? >> 8 } @kids;
+is_deeply \@exits, [0, 0, 0], 'two scripts/migrate.sh and a cms-admin migrate at once: each exits 0';
+$applied = 0;
+for (0 .. 2) {
+    open my $fh, '<', Cms::Test::prefix() . "/migrate-sh-$_.log" or die $!;
+    local $/;
+    ($applied += $1) if <$fh> =~ /migrate: (\d+) applied/;
+}
+is $applied, scalar(@files), '... the migrations applied once in all';
+$rows = `psql -X -At -h 127.0.0.1 -p $ENV{TEST_CMS_PG_PORT} -U postgres -d $empty2 -c 'SELECT count(*), count(DISTINCT version) FROM schema_migrations'`;
+is $rows, scalar(@files) . '|' . scalar(@files) . "\n", '... each recorded once';
+Cms::Test::psql_admin(qq{DROP DATABASE "$empty2" WITH (FORCE)});
 
 done_testing();
