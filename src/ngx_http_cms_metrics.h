@@ -39,6 +39,10 @@ typedef enum {
     NGX_HTTP_CMS_M_JOB_RELAY,
     NGX_HTTP_CMS_M_JOB_EXTENSIONS,
 
+    NGX_HTTP_CMS_M_READ_REPLICA,        /* with replicas, a GET's reads: */
+    NGX_HTTP_CMS_M_READ_PRIMARY,        /* on a replica, on the primary, */
+    NGX_HTTP_CMS_M_READ_FALLBACK,       /* asked of it after a replica */
+
     NGX_HTTP_CMS_M_COUNTERS
 } ngx_http_cms_metric_e;
 

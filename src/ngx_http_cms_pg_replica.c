@@ -25,6 +25,7 @@
 #include "ngx_http_cms_pg.h"
 #include "ngx_http_cms_pg_int.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_metrics.h"
 
 
 #define NGX_HTTP_CMS_PG_CHECK       1000
@@ -44,6 +45,8 @@ static void ngx_http_cms_pg_checked(void *data, PGresult *res);
 static ngx_uint_t ngx_http_cms_pg_usable(ngx_http_cms_pg_pool_t *pg);
 static ngx_uint_t ngx_http_cms_pg_pick(uint64_t lsn);
 static uint64_t ngx_http_cms_pg_lsn(const char *text);
+static ngx_http_cms_pg_pool_t *ngx_http_cms_pg_to(ngx_http_cms_ctx_t *ctx,
+    ngx_uint_t route);
 static ngx_int_t ngx_http_cms_pg_principal(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *key);
 static ngx_int_t ngx_http_cms_pg_routed(ngx_http_request_t *r,
@@ -326,6 +329,7 @@ ngx_int_t
 ngx_http_cms_pg_route(ngx_http_cms_pg_query_t *q)
 {
     ngx_str_t                   key;
+    ngx_uint_t                  route;
     ngx_http_request_t         *r;
     ngx_http_cms_ctx_t         *ctx;
     ngx_http_cms_redis_cmds_t   cmds;
@@ -355,15 +359,11 @@ ngx_http_cms_pg_route(ngx_http_cms_pg_query_t *q)
         return NGX_OK;
     }
 
-    ctx->pg_route = ngx_http_cms_pg_pick(0);
+    route = ngx_http_cms_pg_pick(0);
 
-    if (ctx->pg_route == 1) {
-        return NGX_OK;
-    }
-
-    if (ngx_http_cms_pg_principal(r, ctx, &key) != NGX_OK) {
-        /* nobody who could have written: the replica picked */
-        q->pg = &ngx_http_cms_pg_replicas[ctx->pg_route - 2];
+    if (route == 1 || ngx_http_cms_pg_principal(r, ctx, &key) != NGX_OK) {
+        /* none usable; or nobody who could have written: the one picked */
+        q->pg = ngx_http_cms_pg_to(ctx, route);
         return NGX_OK;
     }
 
@@ -388,9 +388,26 @@ ngx_http_cms_pg_route(ngx_http_cms_pg_query_t *q)
 
     /* no Redis now: what the principal wrote is only sure on the primary */
     ctx->pg_wait = NULL;
-    ctx->pg_route = 1;
+    q->pg = ngx_http_cms_pg_to(ctx, 1);
 
     return NGX_OK;
+}
+
+
+/* where the request's reads go (1 the primary, 2 + i replica i), counted */
+static ngx_http_cms_pg_pool_t *
+ngx_http_cms_pg_to(ngx_http_cms_ctx_t *ctx, ngx_uint_t route)
+{
+    ctx->pg_route = route;
+
+    if (route == 1) {
+        ngx_http_cms_metric(NGX_HTTP_CMS_M_READ_PRIMARY);
+        return &ngx_http_cms_pg_pool;
+    }
+
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_READ_REPLICA);
+
+    return &ngx_http_cms_pg_replicas[route - 2];
 }
 
 
@@ -442,20 +459,20 @@ ngx_http_cms_pg_routed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     q = ctx->pg_wait;
     ctx->pg_wait = NULL;
 
-    if (replies == NULL || n != 1
-        || (replies[0]->type != REDIS_REPLY_NIL
-            && replies[0]->type != REDIS_REPLY_STRING))
-    {
-        ctx->pg_route = 1;
+    if (replies == NULL || n != 1) {
+        lsn = 0;                          /* unknown: the primary's */
+
+    } else if (replies[0]->type == REDIS_REPLY_NIL) {
+        lsn = 1;                          /* nothing written lately */
 
     } else if (replies[0]->type == REDIS_REPLY_STRING) {
         lsn = ngx_http_cms_pg_lsn(replies[0]->str);
-        ctx->pg_route = lsn ? ngx_http_cms_pg_pick(lsn) : 1;
+
+    } else {
+        lsn = 0;
     }
 
-    q->pg = ctx->pg_route == 1
-            ? &ngx_http_cms_pg_pool
-            : &ngx_http_cms_pg_replicas[ctx->pg_route - 2];
+    q->pg = ngx_http_cms_pg_to(ctx, lsn ? ngx_http_cms_pg_pick(lsn) : 1);
 
     if (ngx_http_cms_pg_submit(q) != NGX_OK) {
         return NGX_HTTP_SERVICE_UNAVAILABLE;
@@ -483,6 +500,7 @@ ngx_http_cms_pg_fall_back(ngx_http_cms_pg_query_t *q, PGresult *res)
     ngx_log_error(NGX_LOG_WARN, q->log, 0,
                   "cms: postgres replica %ui gave no answer to statement "
                   "%s, asking the primary", q->pg->replica, q->stmt->name);
+    ngx_http_cms_metric(NGX_HTTP_CMS_M_READ_FALLBACK);
 
     ctx = ngx_http_get_module_ctx(q->request, ngx_http_cms_module);
 

@@ -38,6 +38,7 @@ typedef enum {
     NGX_HTTP_CMS_SF_POOL_STATE,        /* busy and idle */
     NGX_HTTP_CMS_SF_LANE,              /* index: ngx_http_cms_lane_gauge_e */
     NGX_HTTP_CMS_SF_JOB,               /* the job counters */
+    NGX_HTTP_CMS_SF_READS,             /* where GETs read (replicas) */
     NGX_HTTP_CMS_SF_WORKER             /* index: 0 started, 1 sample age */
 } ngx_http_cms_status_kind_e;
 
@@ -77,6 +78,9 @@ static const char  *ngx_http_cms_status_pools[] = { "postgres", "redis" };
 static const char  *ngx_http_cms_status_lanes[] = { "password", "sanitize" };
 static const char  *ngx_http_cms_status_jobs[] = {
     "purge", "relay", "extensions"
+};
+static const char  *ngx_http_cms_status_reads[] = {
+    "replica", "primary", "fallback"
 };
 
 
@@ -149,6 +153,12 @@ static ngx_http_cms_status_family_t  ngx_http_cms_status_families[] = {
     { "cms_job_runs_total", "counter",
       "Rounds of a background job completed (worker 0 runs them).",
       NGX_HTTP_CMS_SF_JOB, NGX_HTTP_CMS_M_JOB_PURGE },
+
+    { "cms_postgres_reads_total", "counter",
+      "With replicas: GET requests read on a replica, on the primary "
+      "(read-your-writes, or none usable), and replica reads the primary "
+      "answered (fallback).",
+      NGX_HTTP_CMS_SF_READS, NGX_HTTP_CMS_M_READ_REPLICA },
 
     { "cms_worker_start_time_seconds", "gauge",
       "When the worker started, Unix time.",
@@ -473,9 +483,14 @@ ngx_http_cms_status_samples(u_char *p, u_char *last,
         return p;
 
     case NGX_HTTP_CMS_SF_JOB:
+    case NGX_HTTP_CMS_SF_READS:
         for (i = 0; i < 3; i++) {
-            p = ngx_slprintf(p, last, "%s{worker=\"%ui\",job=\"%s\"} %uA\n",
-                             f->name, n, ngx_http_cms_status_jobs[i],
+            p = ngx_slprintf(p, last, "%s{worker=\"%ui\",%s=\"%s\"} %uA\n",
+                             f->name, n,
+                             f->kind == NGX_HTTP_CMS_SF_JOB ? "job" : "on",
+                             f->kind == NGX_HTTP_CMS_SF_JOB
+                             ? ngx_http_cms_status_jobs[i]
+                             : ngx_http_cms_status_reads[i],
                              w->counter[f->index + i]);
         }
 

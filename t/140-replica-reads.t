@@ -10,16 +10,23 @@ use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(:content mk);
 use Cms::Replica qw(:all);
+use Cms::Prom;
 
 my $R = start_replicated();
 my $pg = qq{cms_postgres "$R->{primary_conninfo}" max=4;\n}
        . qq{    cms_postgres_replica "$R->{replica_conninfo}" max=4 max_lag=60s;};
-set_conf_defaults(workers => 2, postgres => $pg);
+set_conf_defaults(workers => 2, postgres => $pg, config => "location = /status { cms_status; }\n");
 start_nginx();
 
 sub on_primary { primary_psql($_[0]) }
 sub replica_lines { scalar grep { /postgres replica 1 is read from/ } error_log_lines() }
 sub answers { join ' ', map { $_->{status} } @_ }
+# GETs read on="replica", "primary" or "fallback", summed over the workers
+sub reads {
+    my ($m, $err) = Cms::Prom::parse(http(GET => '/status')->{body});
+    die $err if $err;
+    return Cms::Prom::sum($m, 'cms_postgres_reads_total', on => $_[0]);
+}
 
 # --- nginx -t -----------------------------------------------------------------------------
 for my $bad (['cms_postgres_replica "host=/tmp port=1 dbname=x" max_lag=soon;', 'max_lag'],
@@ -49,16 +56,19 @@ is $r->{status}, 404, 'a row the replica has not replayed is not found by the re
 
 # --- read-your-writes ----------------------------------------------------------------------
 my $a = mk($writer, { title => 'Mine', status => 'draft' });
+my ($on_replica, $on_primary) = (reads('replica'), reads('primary'));
 $r = req(GET => "/v1/api/articles/$a->{id}", $writer);
 is $r->{status}, 200, 'the writer reads its write at once (the primary)' or diag diag_resp($r);
 $r = req(GET => '/v1/api/articles?limit=100', $writer);
 ok((grep { $_->{id} eq $a->{id} } @{$r->{json}{articles} || []}), 'and finds it in its list');
+is reads('primary') - $on_primary, 2, '... both reads counted on the primary';
 $r = req(GET => "/v1/api/articles/$a->{id}", $reader);
 is $r->{status}, 404, 'another key does not see it yet (the paused replica)'
     or diag diag_resp($r);
 $r = req(GET => '/v1/api/articles?limit=100', $reader);
 is $r->{status}, 200, 'the reader lists from the replica';
 ok !(grep { $_->{id} eq $a->{id} } @{$r->{json}{articles} || []}), 'without the new article';
+is reads('replica') - $on_replica, 2, '... both reads counted on the replica';
 
 # a key made while the replica is paused works (the primary is asked for a key it lacks)
 my $fresh = key($owner->{token}, $wid, 'fresh', 'articles:read');
@@ -81,11 +91,13 @@ ok wait_until(10, sub { req(GET => "/v1/api/articles/$a->{id}", $reader)->{statu
 
 # --- a stopped replica costs no 5xx --------------------------------------------------------
 my $before = replica_lines();
+my $fell = reads('fallback');
 replica_stop();
 my @r = map { req(GET => "/v1/api/articles/$a->{id}", $reader) } 1 .. 20;
 is answers(grep { $_->{status} != 200 } @r), '', '20 reads with the replica down: all 200';
 my @l = map { req(GET => '/v1/api/articles?limit=5', $reader) } 1 .. 10;
 is answers(grep { $_->{status} != 200 } @l), '', 'lists too';
+cmp_ok reads('fallback') - $fell, '>=', 1, 'the primary answered for the replica (counted)';
 ok wait_until(10, sub { grep { /postgres replica 1 is skipped/ } error_log_lines() }),
     'the replica is skipped once a check finds it down';
 
