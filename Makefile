@@ -179,7 +179,7 @@ test: deps-test
 # (they mostly wait on servers: three keep two cores busy).
 TESTS := $(sort $(wildcard t/*.t))
 TESTS_ALONE := $(filter $(patsubst %,t/%-%,030 032 034 038 039 045 047 048 049 050 051 052 060 061 \
-                 062 063 064 070 118 124 129 203 204 205 301),$(TESTS))
+                 062 063 064 070 118 124 129 141 203 204 205 301),$(TESTS))
 TESTS_PAIRED := $(filter-out $(TESTS_ALONE),$(TESTS))
 PROVE_JOBS ?= 3
 

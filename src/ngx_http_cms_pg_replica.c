@@ -57,13 +57,17 @@ static ngx_int_t ngx_http_cms_pg_kept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
 
 
-/* what the replica has replayed; how late it is when behind (ms) */
+/*
+ * What the replica has replayed; how late it is when behind (ms): the
+ * age of its last replayed commit (a clock behind the primary's counts as
+ * none; behind with nothing replayed yet, as very late)
+ */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_pg_check_sql =
     ngx_http_cms_pg_stmt_primary(
         "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
         "CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() "
-        "THEN 0 ELSE COALESCE(extract(epoch FROM now() "
-        "- pg_last_xact_replay_timestamp()) * 1000, 0) END::bigint", 0);
+        "THEN 0 ELSE COALESCE(greatest(0, extract(epoch FROM now() "
+        "- pg_last_xact_replay_timestamp()) * 1000), 1e9) END::bigint", 0);
 
 /* taken after a write: at or past its commit record */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_pg_position_sql =
