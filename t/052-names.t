@@ -143,7 +143,9 @@ if ($have_strace) {
         exec 'strace', '-f', '-e', 'trace=connect,open,openat', '-o', $trace, '-p', $worker
             or POSIX::_exit(127);
     }
-    wait_until(10, sub { (do { open my $fh, '<', "$trace.err"; local $/; <$fh> } // '') =~ /attached/ })
+    # the file appears once strace runs: until then there is nothing to read
+    wait_until(10, sub { open(my $fh, '<', "$trace.err") or return 0; local $/;
+                         (<$fh> // '') =~ /attached/ })
         or do { kill 'TERM', $spid; waitpid $spid, 0; $spid = undef };
 }
 
