@@ -751,8 +751,10 @@ replica_bench() {
     [ "$(id -u)" = 0 ] && chown postgres: "$rdir"
     as_pg "$(pg_bindir)/pg_basebackup" -h 127.0.0.1 -p "$pg" -U postgres -D "$rdir/data" \
         -R -X stream -c fast --no-sync || die "pg_basebackup failed"
+    # the primary's settings came with the backup (max_connections must not be lower):
+    # its own port and socket folder after them
     printf "port = %s\nunix_socket_directories = '%s'\nhot_standby = on\n" "$rpg" "$rdir" \
-        >"$rdir/data/cms.conf"
+        >>"$rdir/data/cms.conf"
     [ "$(id -u)" = 0 ] && chown postgres: "$rdir/data/cms.conf"
     as_pg "$(pg_bindir)/pg_ctl" -D "$rdir/data" -l "$rdir/postgres.log" -w -t 60 start \
         >/dev/null || die "the replica did not start ($rdir/postgres.log)"
@@ -760,8 +762,9 @@ replica_bench() {
     mkdir -p "$rp"/{conf,logs,temp}
     chmod 755 "$rp"
     [ "$(id -u)" = 0 ] && chown nobody "$rp/temp"
+    # notice: the line that says the replica is read from
     cat >"$rp/conf/nginx.conf" <<CONF
-$module_head
+${module_head/error_log logs\/error.log warn;/error_log logs\/error.log notice;}
     cms_postgres_replica "hostaddr=127.0.0.1 port=$rpg dbname=bench user=postgres" max=$pg_max queue=1024;
     cms_public_rate_limit off;
     cms_public_cache zone=cms_public:16m;

@@ -336,7 +336,7 @@ ngx_http_cms_pg_route(ngx_http_cms_pg_query_t *q)
     ngx_uint_t                  route;
     ngx_http_request_t         *r;
     ngx_http_cms_ctx_t         *ctx;
-    ngx_http_cms_redis_cmds_t   cmds;
+    ngx_http_cms_redis_cmds_t  *cmds;
     const char                 *argv[2];
     size_t                      argvlen[2];
 
@@ -376,17 +376,18 @@ ngx_http_cms_pg_route(ngx_http_cms_pg_query_t *q)
     argv[1] = (const char *) key.data;
     argvlen[1] = key.len;
 
-    ngx_memzero(&cmds, sizeof(ngx_http_cms_redis_cmds_t));
+    /* the commands live as long as the request: a queued op sends them later */
+    cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
 
-    if (ngx_http_cms_redis_append(r->pool, &cmds, 2, argv, argvlen)
-        != NGX_OK)
+    if (cmds == NULL
+        || ngx_http_cms_redis_append(r->pool, cmds, 2, argv, argvlen) != NGX_OK)
     {
         return NGX_ERROR;
     }
 
     ctx->pg_wait = q;
 
-    if (ngx_http_cms_redis_run(r, &cmds, ngx_http_cms_pg_routed) == NGX_DONE) {
+    if (ngx_http_cms_redis_run(r, cmds, ngx_http_cms_pg_routed) == NGX_DONE) {
         return NGX_DONE;
     }
 
@@ -594,7 +595,7 @@ ngx_http_cms_pg_position(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_uint_t                  i;
     ngx_msec_t                  lag;
     ngx_http_cms_pg_mark_t     *mark;
-    ngx_http_cms_redis_cmds_t   cmds;
+    ngx_http_cms_redis_cmds_t  *cmds;
     const char                 *argv[5];
     size_t                      argvlen[5];
 
@@ -625,10 +626,11 @@ ngx_http_cms_pg_position(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     argvlen[4] = ngx_sprintf(ttl, "%M", lag + 2 * NGX_HTTP_CMS_PG_CHECK)
                  - ttl;
 
-    ngx_memzero(&cmds, sizeof(ngx_http_cms_redis_cmds_t));
+    cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
 
-    if (ngx_http_cms_redis_append(r->pool, &cmds, 5, argv, argvlen) != NGX_OK
-        || ngx_http_cms_redis_run(r, &cmds, ngx_http_cms_pg_kept) != NGX_DONE)
+    if (cmds == NULL
+        || ngx_http_cms_redis_append(r->pool, cmds, 5, argv, argvlen) != NGX_OK
+        || ngx_http_cms_redis_run(r, cmds, ngx_http_cms_pg_kept) != NGX_DONE)
     {
         return ngx_http_cms_pg_kept(r, ctx, NULL, 0);
     }

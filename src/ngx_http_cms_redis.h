@@ -80,6 +80,8 @@ ngx_int_t ngx_http_cms_redis_append(ngx_pool_t *pool,
 
 /*
  * Sends "cmds" on one connection and calls "done" with every reply.
+ * "cmds" must live as long as the request (r->pool, not the stack): a
+ * command queued for a connection is sent later.
  * Returns NGX_DONE, a status >= 300 recorded (no connection now) or
  * NGX_ERROR; like ngx_http_cms_pg_query().
  */
