@@ -796,6 +796,9 @@ CONF
     url=$saved
     stop_pid "${metrics_pids[-1]}"
     unset 'metrics_pids[-1]'
+    # the later rows write: a replica replaying them would take the cores they measure
+    as_pg "$(pg_bindir)/pg_ctl" -D "$rdir/data" -m fast -w stop >/dev/null
+    replica_dir=""
     grep -E '\[(alert|crit|emerg)\]' "$rp/logs/error.log" && die "the replica nginx's error.log has the lines above"
     row2 "GET articles?limit=20, replica/primary" "$(median "${lr[@]}")" "$(median "${lp[@]}")"
     row2 "GET public sections, replica/primary" "$(median "${pr[@]}")" "$(median "${pp[@]}")"
