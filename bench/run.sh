@@ -31,7 +31,8 @@
 # comparison about per-request cost rather than about core scheduling.
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
-# webhooks: the webhook delivery row alone; metrics: the request metrics row alone),
+# webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
+# the health row and the extension rows: invoice read, fail, record),
 # BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
 # BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
 # /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
@@ -313,6 +314,138 @@ CONF
     kill "$s3_pid" 2>/dev/null || true
 }
 
+# cms-admin on the bench's database (workspaces, keys, facilities)
+admin=(env CMS_DATABASE_URL="hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres"
+       CMS_SECRET_FILE="$prefix/conf/secret.key" "$root/build/cms-admin")
+
+# The extension surface (BENCH_ONLY=ext: these rows alone, after the health row)
+ext_bench() {
+# The extension surface: 3000 keys of one facility, so that the rate limit
+# (120 burst, 2/s per key) does not cut the measurement short.
+fac=$("${admin[@]}" facility create --name Bench)
+ext=$("${admin[@]}" extension create --facility "$fac" --name billing --version 1.0.0 \
+          --privileges ext:billing:read,ext:billing:write)
+inv=$("${admin[@]}" invoice create --facility "$fac" --patient p1 --amount 5000 --currency XOF)
+"$root/bench/extkeys.pl" "$prefix/conf/secret.key" 3000 >"$prefix/extkeys.tsv"
+awk -F'\t' -v e="$ext" -v f="$fac" '{ printf "%s\t%s\tt\t{ext:billing:read,ext:billing:write}\t%s\t\\\\x%s\n", e, f, substr($1, 1, 14), $2 }' \
+    "$prefix/extkeys.tsv" \
+    | psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "\\copy extension_keys (extension_id, facility_id, livemode, privileges, key_prefix, secret_hash) FROM STDIN"
+cut -f1 "$prefix/extkeys.tsv" >"$prefix/extkeys.txt"
+ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
+
+# wrk: every request with the next key; POSTs with a fresh Idempotency-Key
+cat >"$prefix/ext.lua" <<LUA
+local keys, i = {}, 0
+for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
+local method, body = "GET", nil
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+function init(args)
+    math.randomseed(os.time() * 100 + tid)
+    if args[1] == "post" then
+        method, body = "POST", '{"reason":"insufficient_funds"}'
+    end
+    i = math.random(#keys)
+end
+local n = 0
+request = function()
+    i = i % #keys + 1
+    n = n + 1
+    local h = { ["Authorization"] = "Bearer " .. keys[i] }
+    if method == "POST" then
+        h["Content-Type"] = "application/json"
+        h["Idempotency-Key"] = string.format("%d-%d-%d-%d", tid, n, os.time(), math.random(1e9))
+    end
+    return wrk.format(method, nil, h, body)
+end
+LUA
+
+extauth="SELECT k.id, k.facility_id, k.extension_id, k.livemode, array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex') FROM extension_keys k JOIN extensions e ON e.id = k.extension_id WHERE k.secret_hash = decode('$ehash', 'hex') AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND k.livemode = true;"
+cat >"$prefix/invoice.sql" <<SQL
+$extauth
+SELECT cms_invoice_json(i)::text FROM invoices i WHERE i.id = '$inv' AND i.facility_id = '$fac' AND i.livemode = true;
+SQL
+cat >"$prefix/fail.sql" <<SQL
+\\set k random(1, 2000000000)
+$extauth
+SELECT status, body, replayed FROM cms_payment_apply('failed', '$fac', true, '$inv', 'bench:' || :k || ':' || clock_timestamp(), 'fp', NULL, NULL::numeric, NULL, 'insufficient_funds', interval '24 hours');
+SQL
+
+snapshot "/v1/ext/billing/invoices/$inv" invoice.json -H "Authorization: Bearer $(head -1 "$prefix/extkeys.txt")"
+run_wrk "GET invoice" "/v1/ext/billing/invoices/$inv" -s "$prefix/ext.lua"
+a=$rate
+run_wrk "static file of the same size" /static/invoice.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/invoice.sql"
+row "GET /v1/ext/billing/invoices/{id}" "$a" "$b" "$tps"
+
+snapshot "/v1/ext/billing/payments/$inv/fail" fail.json -X POST -H 'Content-Type: application/json' \
+    -H "Idempotency-Key: bench-snapshot" -d '{"reason":"insufficient_funds"}' \
+    -H "Authorization: Bearer $(sed -n 2p "$prefix/extkeys.txt")"
+wrk_tail=(-- post)
+run_wrk "idempotent POST fail" "/v1/ext/billing/payments/$inv/fail" -s "$prefix/ext.lua"
+wrk_tail=()
+a=$rate
+run_wrk "static file of the same size" /static/fail.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/fail.sql"
+row "POST .../payments/{id}/fail" "$a" "$b" "$tps"
+
+# The idempotent record POST: every request pays a pending invoice of its
+# own (ids md5('inv' || n)), with a fresh Idempotency-Key; pgbench pays
+# others, from n = 300001 on, through the same statement.
+psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO invoices (id, facility_id, livemode, patient_id, amount, currency)
+    SELECT md5('inv' || n)::uuid, '$fac', true, 'p' || n, 1000, 'XOF'
+      FROM generate_series(1, 600000) n;
+    CREATE SEQUENCE bench_inv START 300001;
+    ANALYZE invoices;"
+psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+    -c "SELECT md5('inv' || n)::uuid FROM generate_series(1, 300000) n" >"$prefix/invoices.txt"
+cat >"$prefix/record.lua" <<LUA
+local keys, inv, i, j = {}, {}, 0, 0
+for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
+for line in io.lines("$prefix/invoices.txt") do inv[#inv + 1] = line end
+local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+function init(args)
+    math.randomseed(os.time() * 100 + tid)
+    i = math.random(#keys)
+    j = (tid - 1) * 150000
+end
+request = function()
+    i = i % #keys + 1
+    j = j + 1
+    return wrk.format("POST", "/v1/ext/billing/payments/" .. inv[j] .. "/record", {
+        ["Authorization"] = "Bearer " .. keys[i],
+        ["Content-Type"] = "application/json",
+        ["Idempotency-Key"] = string.format("rec-%d-%d", tid, j) },
+        '{"reference":"bench","amount":1000,"method":"cash"}')
+end
+LUA
+cat >"$prefix/record.sql" <<SQL
+\\set k random(1, 2000000000)
+$extauth
+SELECT status, body, replayed FROM cms_payment_apply('completed', '$fac', true, md5('inv' || nextval('bench_inv'))::uuid, 'bench:' || :k || ':' || clock_timestamp(), 'fp', 'bench', 1000, 'cash', NULL, interval '24 hours');
+SQL
+snapshot "/v1/ext/billing/payments/$(sed -n 299999p "$prefix/invoices.txt")/record" record.json -X POST \
+    -H 'Content-Type: application/json' -H "Idempotency-Key: bench-record" \
+    -d '{"reference":"bench","amount":1000,"method":"cash"}' \
+    -H "Authorization: Bearer $(sed -n 3p "$prefix/extkeys.txt")"
+run_wrk "idempotent POST record" "/v1/ext/billing/payments/x/record" -s "$prefix/record.lua"
+a=$rate
+run_wrk "static file of the same size" /static/record.json
+b=$rate
+run_pgbench "the same two statements" "$prefix/record.sql"
+row "POST .../payments/{id}/record" "$a" "$b" "$tps"
+}
+
 if [ "${BENCH_ONLY:-}" != webhooks ] && [ "${BENCH_ONLY:-}" != metrics ]; then
 # A stored object (src/ngx_http_cms_files.c): a 10 KiB PNG under cms_storage, by the API
 # and by nginx's static module (the same file, the same folder); no database on this path.
@@ -343,13 +476,16 @@ echo 'SELECT 1;' >"$prefix/select1.sql"
 run_pgbench "SELECT 1" "$prefix/select1.sql"
 row "GET /v1/health" "$health" "$static" "$tps"
 fi
+if [ "${BENCH_ONLY:-}" = ext ]; then
+    ext_bench
+    report
+    exit 0
+fi
 
 # A workspace with BENCH_ARTICLES (10,000) articles, and a key that reads them: a
 # near-empty table would hide a list that costs what the workspace holds.  Ten go
 # through the API (the route's own writes), the rest by SQL (same columns, a body of
 # 400 words each), then VACUUM ANALYZE as a live database would have.
-admin=(env CMS_DATABASE_URL="hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres"
-       CMS_SECRET_FILE="$prefix/conf/secret.key" "$root/build/cms-admin")
 "${admin[@]}" user create --email bench@example.com --password bench-password-1 --verified >/dev/null
 ws=$("${admin[@]}" workspace create --name Bench --owner bench@example.com)
 key=$("${admin[@]}" key create --workspace "$ws" --creator bench@example.com --name bench \
@@ -841,130 +977,7 @@ scale_line=$(printf 'list p50 at 1,000 articles %.2f ms, at %s %.2f ms: ratio %.
     "${scale[0]}" "${BENCH_LARGE:-100000}" "${scale[1]}" \
     "$(awk -v a="${scale[1]}" -v b="${scale[0]}" 'BEGIN {print a / b}')")
 
-# The extension surface: 3000 keys of one facility, so that the rate limit
-# (120 burst, 2/s per key) does not cut the measurement short.
-fac=$("${admin[@]}" facility create --name Bench)
-ext=$("${admin[@]}" extension create --facility "$fac" --name billing --version 1.0.0 \
-          --privileges ext:billing:read,ext:billing:write)
-inv=$("${admin[@]}" invoice create --facility "$fac" --patient p1 --amount 5000 --currency XOF)
-"$root/bench/extkeys.pl" "$prefix/conf/secret.key" 3000 >"$prefix/extkeys.tsv"
-awk -F'\t' -v e="$ext" -v f="$fac" '{ printf "%s\t%s\tt\t{ext:billing:read,ext:billing:write}\t%s\t\\\\x%s\n", e, f, substr($1, 1, 14), $2 }' \
-    "$prefix/extkeys.tsv" \
-    | psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "\\copy extension_keys (extension_id, facility_id, livemode, privileges, key_prefix, secret_hash) FROM STDIN"
-cut -f1 "$prefix/extkeys.tsv" >"$prefix/extkeys.txt"
-ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
-
-# wrk: every request with the next key; POSTs with a fresh Idempotency-Key
-cat >"$prefix/ext.lua" <<LUA
-local keys, i = {}, 0
-for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
-local method, body = "GET", nil
-local threads = 0
-function setup(thread)
-    threads = threads + 1
-    thread:set("tid", threads)
-end
-function init(args)
-    math.randomseed(os.time() * 100 + tid)
-    if args[1] == "post" then
-        method, body = "POST", '{"reason":"insufficient_funds"}'
-    end
-    i = math.random(#keys)
-end
-local n = 0
-request = function()
-    i = i % #keys + 1
-    n = n + 1
-    local h = { ["Authorization"] = "Bearer " .. keys[i] }
-    if method == "POST" then
-        h["Content-Type"] = "application/json"
-        h["Idempotency-Key"] = string.format("%d-%d-%d-%d", tid, n, os.time(), math.random(1e9))
-    end
-    return wrk.format(method, nil, h, body)
-end
-LUA
-
-extauth="SELECT k.id, k.facility_id, k.extension_id, k.livemode, array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex') FROM extension_keys k JOIN extensions e ON e.id = k.extension_id WHERE k.secret_hash = decode('$ehash', 'hex') AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND k.livemode = true;"
-cat >"$prefix/invoice.sql" <<SQL
-$extauth
-SELECT cms_invoice_json(i)::text FROM invoices i WHERE i.id = '$inv' AND i.facility_id = '$fac' AND i.livemode = true;
-SQL
-cat >"$prefix/fail.sql" <<SQL
-\\set k random(1, 2000000000)
-$extauth
-SELECT status, body, replayed FROM cms_payment_apply('failed', '$fac', true, '$inv', 'bench:' || :k || ':' || clock_timestamp(), 'fp', NULL, NULL::numeric, NULL, 'insufficient_funds', interval '24 hours');
-SQL
-
-snapshot "/v1/ext/billing/invoices/$inv" invoice.json -H "Authorization: Bearer $(head -1 "$prefix/extkeys.txt")"
-run_wrk "GET invoice" "/v1/ext/billing/invoices/$inv" -s "$prefix/ext.lua"
-a=$rate
-run_wrk "static file of the same size" /static/invoice.json
-b=$rate
-run_pgbench "the same two statements" "$prefix/invoice.sql"
-row "GET /v1/ext/billing/invoices/{id}" "$a" "$b" "$tps"
-
-snapshot "/v1/ext/billing/payments/$inv/fail" fail.json -X POST -H 'Content-Type: application/json' \
-    -H "Idempotency-Key: bench-snapshot" -d '{"reason":"insufficient_funds"}' \
-    -H "Authorization: Bearer $(sed -n 2p "$prefix/extkeys.txt")"
-wrk_tail=(-- post)
-run_wrk "idempotent POST fail" "/v1/ext/billing/payments/$inv/fail" -s "$prefix/ext.lua"
-wrk_tail=()
-a=$rate
-run_wrk "static file of the same size" /static/fail.json
-b=$rate
-run_pgbench "the same two statements" "$prefix/fail.sql"
-row "POST .../payments/{id}/fail" "$a" "$b" "$tps"
-
-# The idempotent record POST: every request pays a pending invoice of its
-# own (ids md5('inv' || n)), with a fresh Idempotency-Key; pgbench pays
-# others, from n = 300001 on, through the same statement.
-psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
-    INSERT INTO invoices (id, facility_id, livemode, patient_id, amount, currency)
-    SELECT md5('inv' || n)::uuid, '$fac', true, 'p' || n, 1000, 'XOF'
-      FROM generate_series(1, 600000) n;
-    CREATE SEQUENCE bench_inv START 300001;
-    ANALYZE invoices;"
-psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
-    -c "SELECT md5('inv' || n)::uuid FROM generate_series(1, 300000) n" >"$prefix/invoices.txt"
-cat >"$prefix/record.lua" <<LUA
-local keys, inv, i, j = {}, {}, 0, 0
-for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
-for line in io.lines("$prefix/invoices.txt") do inv[#inv + 1] = line end
-local threads = 0
-function setup(thread)
-    threads = threads + 1
-    thread:set("tid", threads)
-end
-function init(args)
-    math.randomseed(os.time() * 100 + tid)
-    i = math.random(#keys)
-    j = (tid - 1) * 150000
-end
-request = function()
-    i = i % #keys + 1
-    j = j + 1
-    return wrk.format("POST", "/v1/ext/billing/payments/" .. inv[j] .. "/record", {
-        ["Authorization"] = "Bearer " .. keys[i],
-        ["Content-Type"] = "application/json",
-        ["Idempotency-Key"] = string.format("rec-%d-%d", tid, j) },
-        '{"reference":"bench","amount":1000,"method":"cash"}')
-end
-LUA
-cat >"$prefix/record.sql" <<SQL
-\\set k random(1, 2000000000)
-$extauth
-SELECT status, body, replayed FROM cms_payment_apply('completed', '$fac', true, md5('inv' || nextval('bench_inv'))::uuid, 'bench:' || :k || ':' || clock_timestamp(), 'fp', 'bench', 1000, 'cash', NULL, interval '24 hours');
-SQL
-snapshot "/v1/ext/billing/payments/$(sed -n 299999p "$prefix/invoices.txt")/record" record.json -X POST \
-    -H 'Content-Type: application/json' -H "Idempotency-Key: bench-record" \
-    -d '{"reference":"bench","amount":1000,"method":"cash"}' \
-    -H "Authorization: Bearer $(sed -n 3p "$prefix/extkeys.txt")"
-run_wrk "idempotent POST record" "/v1/ext/billing/payments/x/record" -s "$prefix/record.lua"
-a=$rate
-run_wrk "static file of the same size" /static/record.json
-b=$rate
-run_pgbench "the same two statements" "$prefix/record.sql"
-row "POST .../payments/{id}/record" "$a" "$b" "$tps"
+ext_bench
 
 hooks_bench
 
