@@ -360,8 +360,7 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
            != 0)
     {
         if (ngx_http_cms_pg_missed(r)) {
-            /* a key made a moment ago may not be on the replica yet */
-            ctx->fused_read = 0;
+            /* a key made a moment ago (any kind) may not be there yet */
             return ngx_http_cms_auth_key(r, ctx);
         }
 
@@ -489,7 +488,8 @@ ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         || CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->principal.key_hmac, 64)
            != 0)
     {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
+        return ngx_http_cms_pg_missed(r) ? ngx_http_cms_auth_ext(r, ctx)
+               : ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }
 
     /* an extension key (it has an extension) on an admin route */

@@ -368,15 +368,14 @@ ngx_http_cms_deliver_tick(ngx_event_t *ev)
     args[0].len = ngx_sprintf(limit, "%ui", ngx_http_cms_deliver_asked)
                   - limit;
     /*
-     * the lease outlasts a delivery and its outcome's recording (waiting
-     * for a connection, then running), so that another host never sends
-     * a live host's delivery again
+     * the lease outlasts the claim's own statement, a delivery and its
+     * outcome's recording (waiting for a connection, then running), so
+     * that another host never sends a live host's delivery again
      */
     args[1].data = lease;
     args[1].len = ngx_sprintf(lease, "%M",
-                              (hcf->timeout + 2 * (mcf->pg->queue_timeout
-                                                   + mcf->pg->query_timeout))
-                              / 1000 + 10)
+                              (hcf->timeout + 2 * mcf->pg->queue_timeout
+                               + 3 * mcf->pg->query_timeout) / 1000 + 10)
                   - lease;
 
     ngx_http_cms_deliver_claiming = 1;

@@ -6,7 +6,10 @@
  *
  * A query runs on a replica only for a GET or HEAD, only for a statement
  * not marked primary, and only on a replica whose last check (each second)
- * found it in recovery and at most max_lag behind.  Read-your-writes, as
+ * found it in recovery and at most max_lag behind: it has replayed what
+ * the primary had written max_lag ago (the worker samples the primary's
+ * position with each check), so a replica cut off from its primary stops
+ * being read once the primary has moved on for max_lag.  Read-your-writes, as
  * GitLab balances its reads: a request that wrote keeps the primary's WAL
  * insert position in Redis under its principal (the key's HMAC, the
  * session's user) before its answer leaves; that principal's reads then
@@ -30,7 +33,6 @@
 
 #define NGX_HTTP_CMS_PG_CHECK       1000
 #define NGX_HTTP_CMS_PG_RYW_PREFIX  "cms:ryw:"
-#define NGX_HTTP_CMS_PG_LSN_LEN     NGX_INT64_LEN
 
 
 /* a write's position being kept, then what goes on */
@@ -42,6 +44,8 @@ typedef struct {
 
 static void ngx_http_cms_pg_check(ngx_event_t *ev);
 static void ngx_http_cms_pg_checked(void *data, PGresult *res);
+static void ngx_http_cms_pg_sampled(void *data, PGresult *res);
+static uint64_t ngx_http_cms_pg_needed(ngx_msec_t max_lag);
 static ngx_uint_t ngx_http_cms_pg_usable(ngx_http_cms_pg_pool_t *pg);
 static ngx_uint_t ngx_http_cms_pg_pick(uint64_t lsn);
 static uint64_t ngx_http_cms_pg_lsn(const char *text);
@@ -57,17 +61,26 @@ static ngx_int_t ngx_http_cms_pg_kept(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n);
 
 
-/*
- * What the replica has replayed; how late it is when behind (ms): the
- * age of its last replayed commit (a clock behind the primary's counts as
- * none; behind with nothing replayed yet, as very late)
- */
+/* whether the replica is one, and what it has replayed */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_pg_check_sql =
     ngx_http_cms_pg_stmt_primary(
-        "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
-        "CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() "
-        "THEN 0 ELSE COALESCE(greatest(0, extract(epoch FROM now() "
-        "- pg_last_xact_replay_timestamp()) * 1000), 1e9) END::bigint", 0);
+        "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text", 0);
+
+/* the primary's position, sampled each check: what "max_lag behind" means */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_pg_sample_sql =
+    ngx_http_cms_pg_stmt_primary("SELECT pg_current_wal_lsn()::text", 0);
+
+#define NGX_HTTP_CMS_PG_SAMPLES  64
+
+typedef struct {
+    ngx_msec_t                  at;
+    uint64_t                    lsn;
+} ngx_http_cms_pg_sample_t;
+
+static ngx_http_cms_pg_sample_t
+                    ngx_http_cms_pg_samples[NGX_HTTP_CMS_PG_SAMPLES];
+static ngx_uint_t   ngx_http_cms_pg_nsamples;          /* ever taken */
+static ngx_uint_t   ngx_http_cms_pg_sampling;
 
 /* taken after a write: at or past its commit record */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_pg_position_sql =
@@ -210,6 +223,14 @@ ngx_http_cms_pg_check(ngx_event_t *ev)
         return;
     }
 
+    if (pg->replica == 1 && !ngx_http_cms_pg_sampling
+        && ngx_http_cms_pg_job(&ngx_http_cms_pg_sample_sql, NULL, 0,
+                               ngx_http_cms_pg_sampled, NULL)
+           == NGX_OK)
+    {
+        ngx_http_cms_pg_sampling = 1;
+    }
+
     if (!pg->checking) {
         pg->checking = 1;
 
@@ -231,18 +252,17 @@ ngx_http_cms_pg_checked(void *data, PGresult *res)
 {
     ngx_http_cms_pg_pool_t *pg = data;
 
-    char       *lag;
-    uint64_t    lsn;
+    uint64_t    lsn, needed;
     ngx_uint_t  usable, level;
 
     pg->checking = 0;
     usable = 0;
 
     if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK
-        && PQntuples(res) == 1 && PQnfields(res) == 3)
+        && PQntuples(res) == 1 && PQnfields(res) == 2)
     {
         lsn = ngx_http_cms_pg_lsn(PQgetvalue(res, 0, 1));
-        lag = PQgetvalue(res, 0, 2);
+        needed = ngx_http_cms_pg_needed(pg->conf->max_lag);
 
         if (PQgetvalue(res, 0, 0)[0] != 't') {
             ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
@@ -250,10 +270,10 @@ ngx_http_cms_pg_checked(void *data, PGresult *res)
                           "(promoted?): not read from", pg->replica);
 
         } else if (lsn != 0) {
-            pg->replayed = ngx_max(pg->replayed, lsn);
+            /* it has replayed what the primary had max_lag ago */
+            pg->replayed = lsn;
             pg->checked = ngx_current_msec;
-            usable = ((ngx_msec_t) ngx_atoi((u_char *) lag, ngx_strlen(lag))
-                      <= pg->conf->max_lag);
+            usable = (needed != 0 && lsn >= needed);
         }
     }
 
@@ -265,6 +285,65 @@ ngx_http_cms_pg_checked(void *data, PGresult *res)
                       "answer, or is further behind than max_lag");
         pg->usable = usable;
     }
+}
+
+
+static void
+ngx_http_cms_pg_sampled(void *data, PGresult *res)
+{
+    uint64_t                   lsn;
+    ngx_http_cms_pg_sample_t  *s;
+
+    ngx_http_cms_pg_sampling = 0;
+
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK
+        || PQntuples(res) != 1)
+    {
+        return;
+    }
+
+    lsn = ngx_http_cms_pg_lsn(PQgetvalue(res, 0, 0));
+
+    if (lsn != 0) {
+        s = &ngx_http_cms_pg_samples[ngx_http_cms_pg_nsamples++
+                                     % NGX_HTTP_CMS_PG_SAMPLES];
+        s->at = ngx_current_msec;
+        s->lsn = lsn;
+    }
+}
+
+
+/*
+ * The primary's position max_lag ago: the newest sample at least that
+ * old, else the oldest kept (a stricter bound); 0 with none yet
+ */
+static uint64_t
+ngx_http_cms_pg_needed(ngx_msec_t max_lag)
+{
+    uint64_t                   lsn;
+    ngx_uint_t                 i, n, first;
+    ngx_http_cms_pg_sample_t  *s;
+
+    n = ngx_min(ngx_http_cms_pg_nsamples, NGX_HTTP_CMS_PG_SAMPLES);
+    first = ngx_http_cms_pg_nsamples - n;
+
+    if (n == 0) {
+        return 0;
+    }
+
+    lsn = ngx_http_cms_pg_samples[first % NGX_HTTP_CMS_PG_SAMPLES].lsn;
+
+    for (i = first; i < first + n; i++) {
+        s = &ngx_http_cms_pg_samples[i % NGX_HTTP_CMS_PG_SAMPLES];
+
+        if (ngx_current_msec - s->at < max_lag) {
+            break;
+        }
+
+        lsn = s->lsn;
+    }
+
+    return lsn;
 }
 
 
@@ -623,7 +702,8 @@ ngx_http_cms_pg_position(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     argvlen[1] = mark->key.len;
     argvlen[2] = PQgetlength(res, 0, 0);
     argvlen[3] = 2;
-    argvlen[4] = ngx_sprintf(ttl, "%M", lag + 2 * NGX_HTTP_CMS_PG_CHECK)
+    /* longer than a usable verdict can be old (three checks), and more */
+    argvlen[4] = ngx_sprintf(ttl, "%M", lag + 5 * NGX_HTTP_CMS_PG_CHECK)
                  - ttl;
 
     cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));

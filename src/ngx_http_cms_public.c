@@ -279,6 +279,13 @@ ngx_http_cms_public_auth_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     if (PQntuples(res) != 1) {
+        if (ngx_http_cms_pg_missed(r)) {
+            /* a key made a moment ago may not be on the replica yet */
+            return ngx_http_cms_pg_query(r, &ngx_http_cms_public_key_sql,
+                                         &ctx->public_key, 1,
+                                         ngx_http_cms_public_auth_done);
+        }
+
         ngx_http_cms_public_cache_site_drop(r, &ctx->public_key);
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
     }

@@ -257,7 +257,11 @@ ngx_http_cms_send_hold(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
-    ngx_memcpy(held->body.data, body->data, body->len);
+    if (body->len) {
+        /* an empty body (a 204) may have no data at all */
+        ngx_memcpy(held->body.data, body->data, body->len);
+    }
+
     ctx->held = held;
 
     rc = ngx_http_cms_pg_mark(r, ngx_http_cms_send_held);

@@ -148,8 +148,9 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_streams_owned_sql =
  * workspace's video rows naming the stream (in this library, or in none
  * given), changed only where they differ.
  */
+/* a GET's write: on the primary, never a replica */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_streams_keep_sql =
-    ngx_http_cms_pg_stmt(
+    ngx_http_cms_pg_stmt_primary(
         "WITH s AS ("
         "  UPDATE video_streams SET stream_status = $4,"
         "   duration_seconds = coalesce($5::float8, duration_seconds),"

@@ -680,7 +680,7 @@ req(DELETE => "/v1/api/webhooks/$stranger->{id}", $K);
     ok wait_until(10, sub { my @p = worker_pids(); @p && $p[0] != $w }), 'the worker killed, another started';
     is one("SELECT status FROM webhook_deliveries WHERE webhook_id = '$crash->{id}'"), 'pending',
        'the delivery is not lost: pending, under the dead sender\'s lease';
-    # the lease (44 s here: the restart below says why) is all a crash leaves: ended here rather than waited for
+    # the lease (54 s here: the restart below says why) is all a crash leaves: ended here rather than waited for
     Cms::Test::psql("UPDATE webhook_deliveries SET locked_until = now() WHERE webhook_id = '$crash->{id}'");
     my $d = settled($crash->{id}, $e, 20);
     is $d->{status}, 'delivered', 'the new worker 0 sends it';
@@ -721,16 +721,16 @@ req(DELETE => "/v1/api/webhooks/$stranger->{id}", $K);
     Cms::Test::pg_restart();
     my @more = map { event('comment.created', { n => $_ }) } 31 .. 40;
     # an attempt sent while the server was down could not be recorded: its lease
-    # (timeout 4 s + twice the pool's queue_timeout 5 s and query_timeout 10 s + 10 s:
-    # 44 s) is what it leaves, as after a crash; ended here, not waited for
+    # (timeout 4 s + twice the pool's queue_timeout 5 s + three times its query_timeout
+    # 10 s + 10 s: 54 s) is what it leaves, as after a crash; ended here, not waited for
     ok wait_until(30, sub { (http(GET => '/v1/health')->{status} // 0) == 200 }),
        'the module is back on the database';
     my $back = one('SELECT now()');
-    my $ended = sub {   # the leases taken before the restart (44 s, above)
+    my $ended = sub {   # the leases taken before the restart (54 s, above)
         Cms::Test::psql("UPDATE webhook_deliveries SET locked_until = now()"
                         . " WHERE webhook_id = '$pgr->{id}' AND status = 'pending'"
                         . " AND locked_until > now()"
-                        . " AND locked_until < '$back'::timestamptz + interval '44 s'");
+                        . " AND locked_until < '$back'::timestamptz + interval '54 s'");
     };
     ok wait_until(60, sub { $ended->(); one("SELECT count(*) FROM webhook_deliveries"
                                 . " WHERE webhook_id = '$pgr->{id}' AND status = 'delivered'") == 40 }),

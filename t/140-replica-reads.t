@@ -147,4 +147,28 @@ is reads('fallback') - $fell, $learnt, '... each refusal answered by the primary
 my $b = mk($writer, { title => 'Second', status => 'draft' });
 is on_primary("SELECT title FROM articles WHERE id = '$b->{id}'"), 'Second', 'a write lands on the primary';
 
+# --- a replica cut off from its primary: skipped once the primary moved on for max_lag ----
+# Its link cut (no primary_conninfo), it has replayed all it received and stays in
+# recovery: only the primary's own position tells that it is behind.
+my $r0 = error_log_size();
+restart_nginx(postgres => qq{cms_postgres "$R->{primary_conninfo}" max=4;\n}
+    . qq{    cms_postgres_replica "$R->{replica_conninfo}" max=4 max_lag=2s;});
+ok wait_until(20, sub { (grep { /postgres replica 1 is read from/ } error_log_lines($r0)) >= 2 }),
+   'max_lag=2s: both workers read from the replica';
+my $link = replica_psql("SHOW primary_conninfo", 'postgres');
+replica_psql("ALTER SYSTEM SET primary_conninfo = ''", 'postgres');
+replica_psql("SELECT pg_reload_conf()", 'postgres');
+ok wait_until(20, sub { replica_psql("SELECT count(*) FROM pg_stat_wal_receiver", 'postgres') == 0 }),
+   'the replica no longer receives';
+my $cut = error_log_size();
+on_primary("INSERT INTO articles (workspace_id, title, slug, status, locale)
+    VALUES ('$wid', 'After the cut', 'after-the-cut', 'draft', 'en')");
+ok wait_until(20, sub { grep { /postgres replica 1 is skipped/ } error_log_lines($cut) }),
+   'the primary moved on: the cut-off replica is skipped within max_lag and a check';
+(my $quoted = $link) =~ s/'/''/g;
+replica_psql("ALTER SYSTEM SET primary_conninfo = '$quoted'", 'postgres');
+replica_psql("SELECT pg_reload_conf()", 'postgres');
+ok wait_until(30, sub { grep { /postgres replica 1 is read from/ } error_log_lines($cut) }),
+   'linked again, it catches up and is read from again';
+
 done_testing();
