@@ -6,9 +6,11 @@
 #
 # Each file runs in one transaction (ON_ERROR_STOP) together with the INSERT that
 # records it in schema_migrations(version, applied_at), where version is the file name
-# without .sql. The INSERT goes first: should a file carry its own BEGIN/COMMIT, its COMMIT
-# then commits the record with it, so a file is never applied without being recorded.
-# A failing file rolls back entirely and stops the run (exit status 1).
+# without .sql. A file whose first line is "-- migrate: no transaction" runs statement by
+# statement instead (CREATE INDEX CONCURRENTLY, batches that commit) and is recorded once
+# it ran whole; its steps must be safe to run again. The INSERT goes first otherwise:
+# should a file carry its own BEGIN/COMMIT, its COMMIT then commits the record with it,
+# so a file is never applied without being recorded. A failing file rolls back entirely and stops the run (exit status 1).
 #
 # The whole run is one session holding a PostgreSQL advisory lock, the same one
 # `cms-admin migrate` takes: runs started at once (hosts of a fleet, make test's template
@@ -34,11 +36,25 @@ for f in "${files[@]}"; do
         || { echo "migrate: bad file name $f" >&2; exit 1; }
 done
 
+# The lock, "cms migrate", taken by polling: a session waiting in pg_advisory_lock() holds a
+# snapshot that the holder's CREATE INDEX CONCURRENTLY would wait for (a deadlock). Between
+# tries the session is idle; psql has no loop, so the file includes itself until it holds.
+lockloop=$(mktemp)
+trap 'rm -f "$lockloop"' EXIT
+cat > "$lockloop" <<EOF
+SELECT pg_try_advisory_lock(x'7163636d73206d67'::bigint) AS locked \gset
+\if :locked
+\else
+SELECT pg_sleep(0.1) \g /dev/null
+\i '$lockloop'
+\endif
+EOF
+
 # one script for one session: the lock, then each file unless recorded once it is held
 script() {
     local f version
     echo "SET client_min_messages = warning;"
-    echo "SELECT pg_advisory_lock(x'7163636d73206d67'::bigint) AS locked \\gset" # "cms migrate"
+    echo "\\i '$lockloop'"
     echo "CREATE TABLE IF NOT EXISTS schema_migrations (
               version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());"
     echo "\\set applied 0"
@@ -47,12 +63,19 @@ script() {
         echo "SELECT NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = '$version')
                   AS todo \\gset"
         echo "\\if :todo"
-        # The INSERT goes first: should a file carry its own BEGIN/COMMIT, its COMMIT then
-        # commits the record with it, so a file is never applied without being recorded.
-        echo "BEGIN;"
-        echo "INSERT INTO schema_migrations (version) VALUES ('$version');"
-        echo "\\i '$f'"
-        echo "COMMIT;"
+        if [ "$(head -n 1 "$f")" = "-- migrate: no transaction" ]; then
+            # Its statements run one by one (CREATE INDEX CONCURRENTLY, batches that
+            # commit), each step safe to run again; recorded once all of them ran.
+            echo "\\i '$f'"
+            echo "INSERT INTO schema_migrations (version) VALUES ('$version');"
+        else
+            # The INSERT goes first: should a file carry its own BEGIN/COMMIT, its COMMIT
+            # then commits the record with it, so a file is never applied unrecorded.
+            echo "BEGIN;"
+            echo "INSERT INTO schema_migrations (version) VALUES ('$version');"
+            echo "\\i '$f'"
+            echo "COMMIT;"
+        fi
         echo "\\warn migrate: applied $version"
         echo "SELECT :applied + 1 AS applied \\gset"
         echo "\\endif"

@@ -134,14 +134,17 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
  * the counters kept by the writes (cms_article_total, sql/0006), never
  * from counting the workspace.
  */
-#define NGX_HTTP_CMS_ARTICLES_PAGE(ws)                                        \
-    NGX_HTTP_CMS_LIST_TOTAL("cms_article_total(" ws ", l.locale, $3)")       \
-    " LEFT JOIN LATERAL (SELECT a.id, a.title, a.slug, a.subtitle,"           \
+#define NGX_HTTP_CMS_ARTICLE_COLUMNS                                          \
+    " a.id, a.title, a.slug, a.subtitle,"                                     \
     "   a.body, cms_article_status(a), a.locale, a.image_url,"                \
     "   a.category_id, a.author_id, array_to_json(a.tags),"                   \
     "   a.is_featured, a.is_breaking, a.is_opinion, a.focus_keyword,"         \
     "   a.read_time_minutes, a.comment_count, cms_ts(a.published_at),"        \
-    "   cms_ts(a.created_at), cms_ts(a.updated_at)"                           \
+    "   cms_ts(a.created_at), cms_ts(a.updated_at)"
+
+#define NGX_HTTP_CMS_ARTICLES_PAGE(ws)                                        \
+    NGX_HTTP_CMS_LIST_TOTAL("cms_article_total(" ws ", l.locale, $3)")       \
+    " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_ARTICLE_COLUMNS                 \
     "  FROM articles a WHERE a.workspace_id = " ws                            \
     "   AND a.deleted_at IS NULL AND a.locale = l.locale"                     \
     "   AND ($3::text IS NULL OR cms_article_status(a) = $3)"                 \
@@ -174,6 +177,23 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_list_fused_sql =
         " CROSS JOIN LATERAL"
         NGX_HTTP_CMS_ARTICLES_LOCALE("k.workspace_id")
         NGX_HTTP_CMS_ARTICLES_PAGE("k.workspace_id"), 5);
+
+/*
+ * The list searched (docs/search.md): $1 .. $5 as above, $6 the query,
+ * read in the list's language; each article's highlight is cut from its
+ * subtitle and body.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_search_sql =
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_SEARCH(
+        "(SELECT coalesce($2, (SELECT default_locale FROM workspaces"
+        "   WHERE id = $1)) AS locale) l",
+        "articles a", "a",
+        "a.workspace_id = $1 AND a.deleted_at IS NULL"
+        " AND a.locale = s.locale"
+        " AND ($3::text IS NULL OR cms_article_status(a) = $3)",
+        "a.title", NGX_HTTP_CMS_ARTICLE_COLUMNS,
+        "concat_ws(' … ', cms_html_escape(nullif(a.subtitle, '')), a.body)",
+        "$6", "$4", "$5"), 6);
 
 /* the article object of cms_article_json(), from the list's columns */
 static const ngx_http_cms_col_t  ngx_http_cms_articles_cols[] = {
@@ -347,13 +367,29 @@ ngx_http_cms_route_t  ngx_http_cms_articles_routes[] = {
 static ngx_int_t
 ngx_http_cms_articles_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-    ngx_str_t  args[5];
+    ngx_int_t             rc;
+    ngx_str_t             args[6];
+    ngx_http_cms_page_t  *page;
 
     args[0] = ctx->principal.workspace_id;
 
     rc = ngx_http_cms_articles_list_args(r, ctx, &args[1]);
     if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_list_search_arg(r, &args[5]);
+
+    if (rc == NGX_OK) {
+        page = ctx->data;
+        page->search = 1;
+        page->base = 1;
+
+        return ngx_http_cms_pg_query(r, &ngx_http_cms_articles_search_sql,
+                                     args, 6, ngx_http_cms_list_done);
+    }
+
+    if (rc != NGX_DECLINED) {
         return rc;
     }
 
@@ -420,12 +456,18 @@ ngx_http_cms_articles_list_fused_args(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t *nargs)
 {
     ngx_int_t             rc;
+    ngx_str_t             q;
     ngx_http_cms_page_t  *page;
 
     rc = ngx_http_cms_articles_list_args(r, ctx, args);
 
     if (rc == NGX_ERROR) {
         return NGX_ERROR;
+    }
+
+    /* a search (or a bad "q") once the key is checked */
+    if (rc == NGX_OK && ngx_http_cms_list_search_arg(r, &q) != NGX_DECLINED) {
+        rc = NGX_DECLINED;
     }
 
     if (rc != NGX_OK) {

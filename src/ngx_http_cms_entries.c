@@ -60,6 +60,8 @@ typedef struct {
 
 static ngx_int_t ngx_http_cms_entries_list(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_entries_search(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *args, ngx_uint_t f);
 static ngx_int_t ngx_http_cms_entries_filters(ngx_http_request_t *r,
     ngx_str_t *arg);
 static ngx_int_t ngx_http_cms_entries_filter(ngx_http_request_t *r,
@@ -209,6 +211,23 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_entries_list_sql[2][3] = {
     }
 };
 
+/*
+ * The list searched (docs/search.md): $1 workspace, $2 slug, $3 limit,
+ * $4 offset, $5 the raw filter or NULL, $6 the query, read in the
+ * workspace's language; ranked, so it takes no sort.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_entries_search_sql =
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_SEARCH(
+        "(SELECT m.id AS mid, m.schema, w.default_locale AS locale,"
+        "   CASE WHEN $5::jsonb IS NOT NULL"
+        "    THEN cms_custom_filter(m.schema, $5::jsonb) END AS f"
+        "  FROM cms_custom_module($1, $2) m"
+        "  JOIN workspaces w ON w.id = m.workspace_id) l",
+        "custom_entries e", "e",
+        "e.module_id = s.mid AND (s.f IS NULL OR e.data @> s.f)",
+        "e.search_title", NGX_HTTP_CMS_ENTRY_COLUMNS,
+        "cms_entry_text(e.data, s.schema)", "$6", "$3", "$4"), 6);
+
 /* $1 workspace, $2 slug, $3 entry (NULL when malformed: not found) */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_entries_get_sql =
     ngx_http_cms_pg_stmt(
@@ -320,6 +339,16 @@ ngx_http_cms_entries_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
+    rc = ngx_http_cms_list_search_arg(r, &args[5]);
+
+    if (rc == NGX_OK) {
+        return ngx_http_cms_entries_search(r, ctx, args, f);
+    }
+
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
     k = 0;
 
     rc = ngx_http_cms_query_arg(r, "sort", 1 + CMS_CUSTOM_KEY_MAX, &sort);
@@ -341,6 +370,41 @@ ngx_http_cms_entries_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_entries_list_sql[f][k],
                                  args, n, ngx_http_cms_list_done);
+}
+
+
+/* the list searched: args as the list read them, the filter's SQL NULL
+   when there is none ("f" 0); a sort is refused (the rank orders) */
+static ngx_int_t
+ngx_http_cms_entries_search(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *args, ngx_uint_t f)
+{
+    ngx_str_t             sort;
+    ngx_int_t             rc;
+    ngx_http_cms_page_t  *page;
+
+    rc = ngx_http_cms_query_arg(r, "sort", 1 + CMS_CUSTOM_KEY_MAX, &sort);
+
+    if (rc == NGX_OK) {
+        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
+                                     "sort", "a search is ranked: sort"
+                                     " cannot be given with q");
+    }
+
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (!f) {
+        ngx_str_null(&args[4]);
+    }
+
+    page = ctx->data;
+    page->search = 1;
+    page->base = 1;
+
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_entries_search_sql, args, 6,
+                                 ngx_http_cms_list_done);
 }
 
 

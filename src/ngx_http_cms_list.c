@@ -18,7 +18,9 @@
 
 static u_char *ngx_http_cms_list_items(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, int rows,
-    ngx_uint_t base, size_t more, ngx_str_t *body);
+    ngx_uint_t base, int hl, size_t more, ngx_str_t *body);
+static u_char *ngx_http_cms_list_highlight(u_char *p, PGresult *res, int row,
+    int hl);
 static ngx_int_t ngx_http_cms_list_send_rows(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, int rows);
 static ngx_int_t ngx_http_cms_list_bad_limit(ngx_http_request_t *r,
@@ -83,11 +85,13 @@ ngx_http_cms_list_page(ngx_http_request_t *r, ngx_uint_t def,
 }
 
 
+/* long: the shape checked, the items, the pagination, a search's fuzzy */
 ngx_int_t
 ngx_http_cms_list_send(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, ngx_http_cms_page_t *page)
 {
     int        rows;
+    size_t     more;
     u_char    *p;
     ngx_str_t  body;
 
@@ -108,25 +112,35 @@ ngx_http_cms_list_send(ngx_http_request_t *r,
         rows = 0;
     }
 
+    more = PQgetlength(res, 0, page->base) + 3 * NGX_INT_T_LEN
+           + sizeof(",\"pagination\":{\"total\":,"
+                    "\"limit\":,\"offset\":},\"fuzzy\":false}");
+
+    /* a search's items: each with its highlight, the last column */
     p = ngx_http_cms_list_items(r, rec, res, rows, page->base,
-                                PQgetlength(res, 0, page->base)
-                                + 3 * NGX_INT_T_LEN
-                                + sizeof(",\"pagination\":{\"total\":,"
-                                         "\"limit\":,\"offset\":}}"),
-                                &body);
+                                page->search ? PQnfields(res) - 1 : -1,
+                                more, &body);
     if (p == NULL) {
         return NGX_ERROR;
     }
 
     if (page->no_limit) {
-        p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"offset\":%ui}}",
+        p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"offset\":%ui}",
                         PQgetvalue(res, 0, page->base), page->offset);
 
     } else {
         p = ngx_sprintf(p, ",\"pagination\":{\"total\":%s,\"limit\":%ui,"
-                        "\"offset\":%ui}}", PQgetvalue(res, 0, page->base),
+                        "\"offset\":%ui}", PQgetvalue(res, 0, page->base),
                         page->limit, page->offset);
     }
+
+    if (page->search) {
+        p = ngx_sprintf(p, ",\"fuzzy\":%s",
+                        PQgetvalue(res, 0, 0)[0] == 't' ? "true" : "false");
+    }
+
+    *p++ = '}';
+
     body.len = p - body.data;
 
     return ngx_http_cms_send_written(r, NGX_HTTP_OK, &body);
@@ -175,7 +189,7 @@ ngx_http_cms_list_send_rows(ngx_http_request_t *r,
     u_char     *p;
     ngx_str_t   body;
 
-    p = ngx_http_cms_list_items(r, rec, res, rows, 0, 1, &body);
+    p = ngx_http_cms_list_items(r, rec, res, rows, 0, -1, 1, &body);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -187,12 +201,13 @@ ngx_http_cms_list_send_rows(ngx_http_request_t *r,
 }
 
 
-/* "{"<list>":[items]" into a buffer with "more" bytes to spare after it;
-   returns where the rest goes, or NULL */
+/* "{"<list>":[items]" into a buffer with "more" bytes to spare after it,
+   each item with the member "highlight" from column "hl" unless it is
+   -1; returns where the rest goes, or NULL */
 static u_char *
 ngx_http_cms_list_items(ngx_http_request_t *r,
     const ngx_http_cms_record_t *rec, PGresult *res, int rows,
-    ngx_uint_t base, size_t more, ngx_str_t *body)
+    ngx_uint_t base, int hl, size_t more, ngx_str_t *body)
 {
     int      row;
     size_t   len;
@@ -203,6 +218,13 @@ ngx_http_cms_list_items(ngx_http_request_t *r,
     for (row = 0; row < rows; row++) {
         len += ngx_http_cms_json_row_len(res, row, base, rec->cols,
                                          rec->ncols) + 1;
+
+        if (hl >= 0) {
+            len += sizeof(",\"highlight\":null")
+                   + ngx_http_cms_json_escaped_len(
+                         (u_char *) PQgetvalue(res, row, hl),
+                         PQgetlength(res, row, hl));
+        }
     }
 
     p = ngx_pnalloc(r->pool, len);
@@ -219,9 +241,34 @@ ngx_http_cms_list_items(ngx_http_request_t *r,
         }
 
         p = ngx_http_cms_json_row(p, res, row, base, rec->cols, rec->ncols);
+
+        if (hl >= 0) {
+            p = ngx_http_cms_list_highlight(p, res, row, hl);
+        }
     }
 
     *p++ = ']';
+
+    return p;
+}
+
+
+/* the member "highlight" from column "hl" put inside the item just
+   written before "p" (over its closing brace); returns where it ends */
+static u_char *
+ngx_http_cms_list_highlight(u_char *p, PGresult *res, int row, int hl)
+{
+    p = ngx_cpymem(p - 1, ",\"highlight\":", sizeof(",\"highlight\":") - 1);
+
+    if (PQgetisnull(res, row, hl)) {
+        p = ngx_cpymem(p, "null", 4);
+
+    } else {
+        p = ngx_http_cms_json_escape(p, (u_char *) PQgetvalue(res, row, hl),
+                                     PQgetlength(res, row, hl));
+    }
+
+    *p++ = '}';
 
     return p;
 }
@@ -296,7 +343,7 @@ ngx_http_cms_list_send_cursor(ngx_http_request_t *r,
     data = *rec;
     data.list = "data";
 
-    p = ngx_http_cms_list_items(r, &data, res, rows, 0,
+    p = ngx_http_cms_list_items(r, &data, res, rows, 0, -1,
                                 sizeof(",\"has_more\":false}"), &body);
     if (p == NULL) {
         return NGX_ERROR;
@@ -406,8 +453,9 @@ ngx_int_t
 ngx_http_cms_list_filtered(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     const ngx_http_cms_list_filter_t *f, ngx_http_cms_pg_stmt_t *stmt)
 {
-    ngx_int_t  rc;
-    ngx_str_t  args[4];
+    ngx_int_t             rc;
+    ngx_str_t             args[5];
+    ngx_http_cms_page_t  *page;
 
     args[0] = ctx->principal.workspace_id;
 
@@ -416,7 +464,77 @@ ngx_http_cms_list_filtered(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
+    if (f->search != NULL) {
+        rc = ngx_http_cms_list_search_arg(r, &args[4]);
+
+        if (rc == NGX_OK) {
+            page = ctx->data;
+            page->search = 1;
+            page->base = 1;
+
+            return ngx_http_cms_pg_query(r, f->search, args, 5,
+                                         ngx_http_cms_list_done);
+        }
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+    }
+
     return ngx_http_cms_pg_query(r, stmt, args, 4, ngx_http_cms_list_done);
+}
+
+
+ngx_int_t
+ngx_http_cms_list_search_arg(ngx_http_request_t *r, ngx_str_t *q)
+{
+    size_t     i;
+    ngx_int_t  rc;
+
+    rc = ngx_http_cms_query_arg(r, "q", NGX_HTTP_CMS_SEARCH_MAX, q);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    for (i = 0; i < q->len; i++) {
+        if (q->data[i] != ' ' && q->data[i] != '\t') {
+            return NGX_OK;
+        }
+    }
+
+    return NGX_DECLINED;
+}
+
+
+ngx_int_t
+ngx_http_cms_list_search(ngx_http_request_t *r, ngx_http_cms_pg_stmt_t *stmt,
+    ngx_str_t *args, ngx_uint_t n, const ngx_http_cms_record_t *rec,
+    ngx_str_t *q)
+{
+    ngx_int_t             rc;
+    ngx_http_cms_ctx_t   *ctx;
+    ngx_http_cms_page_t  *page;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    page = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_page_t));
+    if (ctx == NULL || page == NULL || n < 3) {
+        return NGX_ERROR;
+    }
+
+    rc = ngx_http_cms_list_page(r, NGX_HTTP_CMS_LIST_DEFAULT,
+                                NGX_HTTP_CMS_LIST_MAX, page, &args[n - 3]);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    args[n - 1] = *q;
+    page->rec = rec;
+    page->search = 1;
+    page->base = 1;
+    ctx->data = page;
+
+    return ngx_http_cms_pg_query(r, stmt, args, n, ngx_http_cms_list_done);
 }
 
 
@@ -426,12 +544,20 @@ ngx_http_cms_list_filtered_fused(ngx_http_request_t *r,
     ngx_uint_t base, ngx_str_t *args, ngx_uint_t *nargs)
 {
     ngx_int_t             rc;
+    ngx_str_t             q;
     ngx_http_cms_page_t  *page;
 
     rc = ngx_http_cms_list_filter_page(r, ctx, f, args);
 
     if (rc == NGX_ERROR) {
         return NGX_ERROR;
+    }
+
+    /* a search (or a bad "q") once the key is checked */
+    if (rc == NGX_OK && f->search != NULL
+        && ngx_http_cms_list_search_arg(r, &q) != NGX_DECLINED)
+    {
+        rc = NGX_DECLINED;
     }
 
     if (rc != NGX_OK) {

@@ -33,6 +33,10 @@ typedef struct {
     const ngx_http_cms_record_t  *rec;     /* what a row is */
     unsigned                    no_limit:1;  /* pagination without limit
                                                 (custom entries: spec) */
+    unsigned                    search:1;  /* NGX_HTTP_CMS_SEARCH's rows:
+                                              "fuzzy" in column 0, the
+                                              total in 1 (base 1), each
+                                              item's "highlight" last */
 } ngx_http_cms_page_t;
 
 
@@ -166,11 +170,15 @@ typedef struct {
     const char *const            *allowed;
     ngx_uint_t                    code;
     const ngx_http_cms_record_t  *rec;
+    ngx_http_cms_pg_stmt_t       *search;  /* with "q": $1 workspace, $2
+                                              the filter, $3 limit, $4
+                                              offset, $5 the query */
 } ngx_http_cms_list_filter_t;
 
 /*
  * Runs "stmt" for the page a filtered list asks for: $1 the workspace,
- * $2 the filter's value (NULL when absent), $3 the limit, $4 the offset;
+ * $2 the filter's value (NULL when absent), $3 the limit, $4 the offset
+ * (f->search instead when the list is searched, "q" its $5);
  * the page goes to ctx->data and ngx_http_cms_list_done() answers.
  * Returns what ngx_http_cms_pg_query() returns, the error recorded, or
  * NGX_ERROR.
@@ -182,13 +190,81 @@ ngx_int_t ngx_http_cms_list_filtered(ngx_http_request_t *r,
 /*
  * The same list read with the key (a route's fused args(), see
  * _resources.h): its $2 .. $4 into args[0 .. 2] and *nargs, the page's
- * columns after the key's "base" ones.  A query the list would refuse
- * declines the fused read (NGX_DECLINED, nothing recorded): the key is
- * then checked alone and the handler answers the query's error, so that
- * a bad credential is told first.  NGX_OK, NGX_DECLINED or NGX_ERROR.
+ * columns after the key's "base" ones.  A search, or a query the list
+ * would refuse, declines the fused read (NGX_DECLINED, nothing
+ * recorded): the key is then checked alone and the handler searches or
+ * answers the query's error, so that a bad credential is told first.
+ * NGX_OK, NGX_DECLINED or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_list_filtered_fused(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, const ngx_http_cms_list_filter_t *f,
     ngx_uint_t base, ngx_str_t *args, ngx_uint_t *nargs);
+
+
+
+/*
+ * Search (docs/search.md): a list's page for "q", its statement made by
+ * NGX_HTTP_CMS_SEARCH from a resource's parts:
+ *
+ *   src    a FROM item aliased "l", one row: "locale" (the language the
+ *          query is read in) and whatever "where" needs besides (as
+ *          "s."); no row: the list's parent is not there (404);
+ *   table  the table and its alias ("articles a"), "alias" the alias;
+ *   where  which rows are the list's (the workspace, the filters);
+ *   title  the text the fallback compares the query with (pg_trgm);
+ *   cols   the record's columns; "doc" the text a highlight is cut from;
+ *   q, lim, off  the query's, the limit's and the offset's parameters.
+ *
+ * Ranked by ts_rank() over the weighted `search` vector (sql/0040), the
+ * newest first among equals.  When the text search finds nothing, the
+ * titles whose words are like the query's (word_similarity() above
+ * pg_trgm's threshold) are the answer, ranked by that likeness, and
+ * "fuzzy" says so.  A query of no words (stop words, operators only)
+ * finds nothing.  Every row: fuzzy, the total, the record's columns, the
+ * highlight; past the end, one row whose record columns are NULL.
+ */
+#define NGX_HTTP_CMS_SEARCH(src, table, alias, where, title, cols, doc,      \
+                            q, lim, off)                                     \
+    "WITH s AS MATERIALIZED (SELECT l.*, cms_ts_config(l.locale) AS cfg,"   \
+    "   websearch_to_tsquery(cms_ts_config(l.locale), " q "::text) AS tq"    \
+    "  FROM " src "),"                                                       \
+    " m AS MATERIALIZED (SELECT " alias ".id,"                               \
+    "   ts_rank(" alias ".search, s.tq) AS r, " alias ".created_at AS c"     \
+    "  FROM " table ", s WHERE " where " AND " alias ".search @@ s.tq),"     \
+    " f AS MATERIALIZED (SELECT " alias ".id,"                               \
+    "   word_similarity(" q ", " title ") AS r, " alias ".created_at AS c"   \
+    "  FROM " table ", s WHERE NOT EXISTS (SELECT FROM m)"                   \
+    "   AND numnode(s.tq) > 0 AND " where " AND " q " <% " title "),"        \
+    " h AS (SELECT * FROM m UNION ALL SELECT * FROM f)"                      \
+    " SELECT NOT EXISTS (SELECT FROM m) AND EXISTS (SELECT FROM f),"         \
+    "  t.total, p.* FROM (SELECT CASE WHEN EXISTS (SELECT FROM s)"           \
+    "   THEN count(*) END AS total FROM h) t"                                \
+    " LEFT JOIN LATERAL (SELECT " cols ","                                   \
+    "  cms_search_highlight(s.cfg, " doc ", s.tq)"                           \
+    "  FROM (SELECT * FROM h ORDER BY r DESC, c DESC, id DESC"               \
+    "   LIMIT " lim " OFFSET " off ") pg"                                    \
+    "  JOIN " table " ON " alias ".id = pg.id, s"                            \
+    "  ORDER BY pg.r DESC, pg.c DESC, pg.id DESC) p ON true"
+
+/* the most bytes a query may have (a longer one is 400 invalid_request) */
+#define NGX_HTTP_CMS_SEARCH_MAX  1000
+
+/*
+ * The query "q" into *q: NGX_OK when given and not blank, NGX_DECLINED
+ * when absent or blank (the list is not searched), or the query reader's
+ * 400 (longer than NGX_HTTP_CMS_SEARCH_MAX bytes, invalid UTF-8, ...).
+ */
+ngx_int_t ngx_http_cms_list_search_arg(ngx_http_request_t *r, ngx_str_t *q);
+
+/*
+ * Runs a search's statement "stmt": args[0 .. n - 3] the caller's, then
+ * the page's limit and offset and the query "q" (args has room for n
+ * arguments, the last three filled here).  The page goes to ctx->data
+ * and ngx_http_cms_list_done() answers.  Returns what
+ * ngx_http_cms_pg_query() returns, or the page reader's codes.
+ */
+ngx_int_t ngx_http_cms_list_search(ngx_http_request_t *r,
+    ngx_http_cms_pg_stmt_t *stmt, ngx_str_t *args, ngx_uint_t n,
+    const ngx_http_cms_record_t *rec, ngx_str_t *q);
 
 #endif /* _NGX_HTTP_CMS_LIST_H_INCLUDED_ */

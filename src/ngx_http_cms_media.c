@@ -189,7 +189,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_media_list_fused_sql =
 /* the list's filter: ?type= */
 static const ngx_http_cms_list_filter_t  ngx_http_cms_media_filter = {
     "type", ngx_http_cms_media_types, NGX_HTTP_CMS_ERR_INVALID_FIELD,
-    &ngx_http_cms_media_record
+    &ngx_http_cms_media_record, NULL
 };
 
 static ngx_http_cms_fused_t  ngx_http_cms_media_get_fused = {

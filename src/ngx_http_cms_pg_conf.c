@@ -17,6 +17,10 @@
 
 
 #define NGX_HTTP_CMS_PG_GENERIC  "-c plan_cache_mode=force_generic_plan"
+/* how alike a search's words and a title's must be for the fallback
+   (docs/search.md); pg_trgm's default, 0.6, misses "wheather" */
+#define NGX_HTTP_CMS_PG_TRGM                                                 \
+    "-c pg_trgm.word_similarity_threshold=0.4"
 
 
 static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
@@ -29,6 +33,8 @@ static ngx_int_t ngx_http_cms_pg_tls_files(ngx_conf_t *cf,
     PQconninfoOption *opts, ngx_uint_t tls);
 static const char *ngx_http_cms_pg_option(PQconninfoOption *opts,
     const char *keyword);
+static char *ngx_http_cms_pg_options(ngx_conf_t *cf,
+    ngx_http_cms_pg_conf_t *pcf, const char *options);
 static ngx_int_t ngx_http_cms_pg_complete(ngx_conf_t *cf,
     ngx_http_cms_pg_conf_t *pcf, PQconninfoOption *opts);
 static char *ngx_http_cms_pg_conninfo(ngx_conf_t *cf,
@@ -464,7 +470,7 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
     PQconninfoOption *opts)
 {
     char              *p;
-    ngx_uint_t         n, i, timeout;
+    ngx_uint_t         n, i;
     const char        *options;
     PQconninfoOption  *o;
 
@@ -497,27 +503,10 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
         }
     }
 
-    /* the server gives up a little before the module does */
-    timeout = pcf->query_timeout > 1000 ? pcf->query_timeout - 500
-                                        : pcf->query_timeout * 9 / 10;
-
-    p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0)
-                              + sizeof(NGX_HTTP_CMS_PG_GENERIC) + 64);
+    p = ngx_http_cms_pg_options(cf, pcf, options);
     if (p == NULL) {
         return NGX_ERROR;
     }
-
-    /*
-     * Every statement is prepared once per connection and run many times:
-     * planned once (a generic plan), not again at every execution (a
-     * custom plan costs more than the run of a page read, and a LIMIT $n
-     * keeps PostgreSQL choosing one).  Options given in the conninfo that
-     * name plan_cache_mode win.
-     */
-    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%s%Z",
-                options ? options : "", options ? " " : "", timeout,
-                (options && ngx_strstr(options, "plan_cache_mode"))
-                ? "" : " " NGX_HTTP_CMS_PG_GENERIC);
 
     pcf->keywords[i] = "options";
     pcf->values[i++] = p;
@@ -539,6 +528,44 @@ ngx_http_cms_pg_complete(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
     }
 
     return NGX_OK;
+}
+
+
+/* the options a connection starts with: the conninfo's, then the
+   statement timeout, generic plans and pg_trgm's threshold; or NULL */
+static char *
+ngx_http_cms_pg_options(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
+    const char *options)
+{
+    char        *p;
+    ngx_uint_t   timeout;
+
+    /* the server gives up a little before the module does */
+    timeout = pcf->query_timeout > 1000 ? pcf->query_timeout - 500
+                                        : pcf->query_timeout * 9 / 10;
+
+    p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0)
+                              + sizeof(NGX_HTTP_CMS_PG_GENERIC)
+                              + sizeof(NGX_HTTP_CMS_PG_TRGM) + 64);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    /*
+     * Every statement is prepared once per connection and run many times:
+     * planned once (a generic plan), not again at every execution (a
+     * custom plan costs more than the run of a page read, and a LIMIT $n
+     * keeps PostgreSQL choosing one).  Options given in the conninfo that
+     * name plan_cache_mode (or pg_trgm's threshold) win.
+     */
+    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%s%s%Z",
+                options ? options : "", options ? " " : "", timeout,
+                (options && ngx_strstr(options, "plan_cache_mode"))
+                ? "" : " " NGX_HTTP_CMS_PG_GENERIC,
+                (options && ngx_strstr(options, "pg_trgm."))
+                ? "" : " " NGX_HTTP_CMS_PG_TRGM);
+
+    return p;
 }
 
 

@@ -276,6 +276,20 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_episodes_list_sql =
         " ON true", 5);
 
 
+/*
+ * The list searched (docs/search.md): $1 .. $5 as above, $6 the query,
+ * read in the workspace's language (an episode's words are its show's).
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_episodes_search_sql =
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_SEARCH(
+        "(SELECT default_locale AS locale FROM workspaces WHERE id = $1) l",
+        "podcast_episodes e", "e",
+        "e.workspace_id = $1 AND ($2::uuid IS NULL OR e.show_id = $2)"
+        " AND ($3::text IS NULL OR e.status = $3)",
+        "e.title", NGX_HTTP_CMS_EPISODE_COLUMNS,
+        "cms_html_escape(e.description)", "$6", "$4", "$5"), 6);
+
+
 #define NGX_HTTP_CMS_POD_READ   NGX_HTTP_CMS_SCOPE_PODCASTS_READ
 #define NGX_HTTP_CMS_POD_WRITE  NGX_HTTP_CMS_SCOPE_PODCASTS_WRITE
 
@@ -448,7 +462,7 @@ static ngx_int_t
 ngx_http_cms_episodes_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     ngx_int_t  rc;
-    ngx_str_t  args[5];
+    ngx_str_t  args[6];
 
     args[0] = ctx->principal.workspace_id;
 
@@ -460,6 +474,18 @@ ngx_http_cms_episodes_list(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     rc = ngx_http_cms_list_filter(r, "status", ngx_http_cms_episodes_statuses,
                                   NGX_HTTP_CMS_ERR_INVALID_STATUS, &args[2]);
     if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    rc = ngx_http_cms_list_search_arg(r, &args[5]);
+
+    if (rc == NGX_OK) {
+        return ngx_http_cms_list_search(r, &ngx_http_cms_episodes_search_sql,
+                                        args, 6, &ngx_http_cms_episode,
+                                        &args[5]);
+    }
+
+    if (rc != NGX_DECLINED) {
         return rc;
     }
 

@@ -148,6 +148,20 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_entries_sql =
         "  ORDER BY c.created_at DESC, c.id DESC LIMIT $3 OFFSET $4) e"
         " ON true", 4);
 
+/*
+ * The published entries searched (docs/search.md): $1 .. $4 as above,
+ * $5 the query, read in the workspace's language; no module: 404.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_search_sql =
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_SEARCH(
+        "(SELECT m.id AS mid, m.schema, w.default_locale AS locale"
+        "  FROM custom_modules m JOIN workspaces w ON w.id = m.workspace_id"
+        "  WHERE" NGX_HTTP_CMS_PUBLIC_MODULE ") l",
+        "custom_entries c", "c",
+        "c.module_id = s.mid AND c.status = 'published'",
+        "c.search_title", NGX_HTTP_CMS_PUBLIC_ENTRY,
+        "cms_entry_text(c.data, s.schema)", "$5", "$3", "$4"), 5);
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_entry_sql =
     ngx_http_cms_pg_stmt(
         "SELECT 1," NGX_HTTP_CMS_PUBLIC_ENTRY " FROM custom_modules m"
@@ -540,7 +554,8 @@ ngx_http_cms_public_cached(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 static ngx_int_t
 ngx_http_cms_public_entries(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
-    ngx_str_t  args[4];
+    ngx_int_t  rc;
+    ngx_str_t  args[5];
 
     if (!ctx->counted) {
         return ngx_http_cms_public_ceiling(r, ctx);
@@ -548,6 +563,19 @@ ngx_http_cms_public_entries(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     args[0] = ctx->principal.workspace_id;
     args[1] = ctx->params[0];
+
+    rc = ngx_http_cms_list_search_arg(r, &args[4]);
+
+    if (rc == NGX_OK) {
+        return ngx_http_cms_list_search(r, &ngx_http_cms_public_search_sql,
+                                        args, 5,
+                                        &ngx_http_cms_public_entry_rec,
+                                        &args[4]);
+    }
+
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
 
     return ngx_http_cms_list_query(r, &ngx_http_cms_public_entries_sql, args,
                                    4, &ngx_http_cms_public_entry_rec);

@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0039_fleet_jobs"
+#define NGX_HTTP_CMS_SCHEMA  "0040_search"
 
 
 typedef enum {

@@ -209,10 +209,22 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_videos_list_fused_sql =
         NGX_HTTP_CMS_AUTH_KEY_SQL("") ") k"
         NGX_HTTP_CMS_VIDEOS_PAGE("k.workspace_id"), 4);
 
-/* the list's filter: ?status= */
+/*
+ * The list searched (docs/search.md): $1 workspace, $2 status or NULL,
+ * $3 limit, $4 offset, $5 the query, read in the workspace's language.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_videos_search_sql =
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_SEARCH(
+        "(SELECT default_locale AS locale FROM workspaces WHERE id = $1) l",
+        "videos v", "v",
+        "v.workspace_id = $1 AND ($2::text IS NULL OR v.status = $2)",
+        "v.title", NGX_HTTP_CMS_VIDEO_COLUMNS, "cms_html_escape(v.description)",
+        "$5", "$3", "$4"), 5);
+
+/* the list's filter: ?status=, and its search: ?q= */
 static const ngx_http_cms_list_filter_t  ngx_http_cms_videos_filter = {
     "status", ngx_http_cms_videos_statuses, NGX_HTTP_CMS_ERR_INVALID_STATUS,
-    &ngx_http_cms_video
+    &ngx_http_cms_video, &ngx_http_cms_videos_search_sql
 };
 
 static ngx_http_cms_fused_t  ngx_http_cms_videos_get_fused = {

@@ -10,8 +10,10 @@
  * them recorded.  Each file runs in one transaction with the INSERT that
  * records it (the INSERT first: a file's own BEGIN and COMMIT then commit
  * the record with it, as scripts/migrate.sh does); a failing file rolls
- * back whole and stops the run.  --check applies nothing: it prints the
- * pending versions, one a line, and exits 1 when there is one.
+ * back whole and stops the run.  A file whose first line is "-- migrate:
+ * no transaction" runs step by step instead (its steps safe to run again)
+ * and is recorded once all of them ran.  --check applies nothing: it
+ * prints the pending versions, one a line, and exits 1 when there is one.
  */
 
 
@@ -21,11 +23,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 
 #define CMS_ADMIN_MIGRATIONS_MAX  1000
 #define CMS_ADMIN_VERSION_MAX     120       /* "NNNN_name" */
 #define CMS_ADMIN_MIGRATION_MAX   (4 * 1024 * 1024)
+
+/* a file's first line that runs it step by step, and the steps' line */
+#define CMS_ADMIN_NO_TRANSACTION  "-- migrate: no transaction"
+#define CMS_ADMIN_STEP            "-- step"
 
 /* pg_advisory_lock()'s key: "cms migrate" */
 #define CMS_ADMIN_MIGRATE_LOCK    "7163636d73206d67"
@@ -34,12 +41,15 @@
 typedef char  cms_admin_version_t[CMS_ADMIN_VERSION_MAX + 1];
 
 
+static int cms_admin_migrate_lock(cms_admin_ctx_t *ctx);
 static int cms_admin_migrations(const char *dir, cms_admin_version_t *v,
     size_t *n);
 static int cms_admin_version_name(const char *s, size_t len);
 static int cms_admin_version_cmp(const void *a, const void *b);
 static int cms_admin_applied(cms_admin_ctx_t *ctx, const char *version);
 static int cms_admin_apply(cms_admin_ctx_t *ctx, const char *dir,
+    const char *version);
+static int cms_admin_apply_steps(cms_admin_ctx_t *ctx, char *sql,
     const char *version);
 static char *cms_admin_read_sql(const char *path);
 static int cms_admin_exec(cms_admin_ctx_t *ctx, const char *sql,
@@ -72,13 +82,7 @@ cms_admin_migrate(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
     rc = cms_admin_migrations(dir, v, &n);
 
     if (rc == 0) {
-        rc = cms_admin_exec(ctx, "SET client_min_messages = error;"
-                                 "SELECT pg_advisory_lock(x'"
-                                 CMS_ADMIN_MIGRATE_LOCK "'::bigint);"
-                                 "CREATE TABLE IF NOT EXISTS schema_migrations"
-                                 " (version text PRIMARY KEY,"
-                                 "  applied_at timestamptz NOT NULL"
-                                 "  DEFAULT now())", "taking the lock");
+        rc = cms_admin_migrate_lock(ctx);
     }
 
     pending = 0;
@@ -122,6 +126,52 @@ cms_admin_migrate(cms_admin_ctx_t *ctx, const cms_admin_args_t *a)
 
     /* the lock goes with the connection */
     return (a->check && pending) ? 1 : 0;
+}
+
+
+/*
+ * The session's lock, taken by polling: a session waiting in
+ * pg_advisory_lock() holds a snapshot that the holder's CREATE INDEX
+ * CONCURRENTLY would wait for, a deadlock; between tries this one is idle.
+ * 0, or -1 reported.
+ */
+static int
+cms_admin_migrate_lock(cms_admin_ctx_t *ctx)
+{
+    int              locked;
+    PGresult        *res;
+    struct timespec  pause = { 0, 100 * 1000 * 1000 };
+
+    if (cms_admin_exec(ctx, "SET client_min_messages = error;"
+                            "CREATE TABLE IF NOT EXISTS schema_migrations"
+                            " (version text PRIMARY KEY,"
+                            "  applied_at timestamptz NOT NULL"
+                            "  DEFAULT now())", "taking the lock")
+        != 0)
+    {
+        return -1;
+    }
+
+    for ( ;; ) {
+        res = PQexec(ctx->pg, "SELECT pg_try_advisory_lock(x'"
+                              CMS_ADMIN_MIGRATE_LOCK "'::bigint)");
+
+        if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+            cms_admin_error("migrate: taking the lock: %s",
+                            PQerrorMessage(ctx->pg));
+            PQclear(res);
+            return -1;
+        }
+
+        locked = (PQgetvalue(res, 0, 0)[0] == 't');
+        PQclear(res);
+
+        if (locked) {
+            return 0;
+        }
+
+        nanosleep(&pause, NULL);
+    }
 }
 
 
@@ -253,6 +303,27 @@ cms_admin_apply(cms_admin_ctx_t *ctx, const char *dir, const char *version)
 
     params[0] = version;
 
+    if (strncmp(sql, CMS_ADMIN_NO_TRANSACTION "\n",
+                sizeof(CMS_ADMIN_NO_TRANSACTION)) == 0)
+    {
+        rc = cms_admin_apply_steps(ctx, sql, version);
+        free(sql);
+
+        if (rc != 0) {
+            return cms_admin_error("migrate: %s failed (its steps ran until"
+                                   " the one above; it runs again whole)",
+                                   version);
+        }
+
+        res = cms_admin_pg_run(ctx, &cms_admin_migrate_record, params);
+        if (res == NULL) {
+            return -1;
+        }
+
+        PQclear(res);
+        return 0;
+    }
+
     if (cms_admin_exec(ctx, "BEGIN", version) != 0) {
         free(sql);
         return -1;
@@ -282,6 +353,38 @@ cms_admin_apply(cms_admin_ctx_t *ctx, const char *dir, const char *version)
     }
 
     return 0;
+}
+
+
+/*
+ * A file run outside one transaction: its steps, the text between lines
+ * "-- step", each sent alone (a CREATE INDEX CONCURRENTLY, a CALL whose
+ * procedure commits, a BEGIN ... COMMIT block).  0, or -1 reported.
+ */
+static int
+cms_admin_apply_steps(cms_admin_ctx_t *ctx, char *sql, const char *version)
+{
+    char  *p, *end;
+
+    p = sql;
+
+    for ( ;; ) {
+        end = strstr(p, "\n" CMS_ADMIN_STEP "\n");
+
+        if (end != NULL) {
+            end[1] = '\0';
+        }
+
+        if (cms_admin_exec(ctx, p, version) != 0) {
+            return -1;
+        }
+
+        if (end == NULL) {
+            return 0;
+        }
+
+        p = end + sizeof(CMS_ADMIN_STEP) + 1;
+    }
 }
 
 
