@@ -32,7 +32,8 @@
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
-# the health row and the extension rows: invoice read, fail, record),
+# the health row and the extension rows: invoice read, fail, record; search: the search
+# rows, BENCH_SEARCH [100000] articles),
 # BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
 # BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
 # /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
@@ -188,6 +189,8 @@ run_wrk() {
               ${wrk_tail[@]+"${wrk_tail[@]}"})
     echo "$out" | sed -n '/Latency/p;/50%/p;/99%/p;/requests in/p;/Non-2xx/p;/Socket errors/p;/Requests\/sec/p'
     rate=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+    lat50=$(awk '/^ +50%/ {print $2}' <<<"$out")
+    lat99=$(awk '/^ +99%/ {print $2}' <<<"$out")
     if grep -q 'Non-2xx' <<<"$out"; then
         echo "bench: $name had non-2xx answers: its rate is not a success rate" >&2
         exit 1
@@ -693,6 +696,68 @@ fi
 keysql="SELECT k.id, k.workspace_id, k.created_by, m.role, array_to_string(k.scopes, ' '), w.suspended, encode(k.secret_hash, 'hex')"
 keyfrom="FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN members m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by JOIN users u ON u.id = k.created_by AND u.active WHERE k.secret_hash = decode('$hash', 'hex') AND k.revoked_at IS NULL"
 echo "$keysql, (SELECT cms_article_json(a)::text FROM articles a WHERE a.workspace_id = k.workspace_id AND a.id = '$id'::uuid AND a.deleted_at IS NULL) $keyfrom;" >"$prefix/article.sql"
+# Search (docs/search.md, issue 37): BENCH_SEARCH (100,000) articles of about 2 KB in a
+# workspace of their own (bench/search-data.sql: made-up words with a log-uniform skew),
+# a key that reads them. Rows: GET /v1/api/articles?q= for a word in a few hundred
+# articles and for a word in every article (the whole workspace ranked for one page),
+# each against nginx serving the same bytes and against pgbench running the reference:
+# the key lookup, then the best query for the same answer (the matches counted and
+# ranked from the GIN index, the page of 20 joined back with its highlights).
+search_line=
+search_bench() {
+    local sws skey shash words rare common ref a b n=${BENCH_SEARCH:-100000}
+    sws=$("${admin[@]}" workspace create --name Search --owner bench@example.com)
+    skey=$("${admin[@]}" key create --workspace "$sws" --creator bench@example.com \
+               --name search --scopes articles:read)
+    echo; echo "== search: $n articles (bench/search-data.sql)"
+    words=$(psql -X -q -At -h 127.0.0.1 -p "$pg" -U postgres bench -v ws="$sws" -v n="$n" \
+                -f "$root/bench/search-data.sql" | tail -1)
+    common=${words%|*}
+    rare=${words#*|}
+    shash=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+                -c "SELECT encode(secret_hash, 'hex') FROM api_keys WHERE name = 'search'")
+    echo "matches: $rare $(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+        SELECT count(*) FROM articles WHERE workspace_id = '$sws'
+           AND search @@ websearch_to_tsquery('english', '$rare')"), $common $(psql -X -At \
+        -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+        SELECT count(*) FROM articles WHERE workspace_id = '$sws'
+           AND search @@ websearch_to_tsquery('english', '$common')")"
+    for w in rare common; do
+        ref="$prefix/search-$w.sql"
+        cat >"$ref" <<SQL
+$keysql ${keyfrom/$hash/$shash};
+WITH q AS (SELECT websearch_to_tsquery('english', '${!w}') AS tq),
+     p AS (SELECT a.id, ts_rank(a.search, q.tq) AS r, a.created_at, count(*) OVER () AS total
+             FROM articles a, q
+            WHERE a.workspace_id = '$sws' AND a.locale = 'en' AND a.deleted_at IS NULL
+              AND a.search @@ q.tq
+            ORDER BY r DESC, a.created_at DESC, a.id DESC LIMIT 20)
+SELECT p.total, a.*, ts_headline('english', a.body, q.tq,
+           'MaxWords=30, MinWords=12, MaxFragments=2')
+  FROM p JOIN articles a ON a.id = p.id, q
+ ORDER BY p.r DESC, p.created_at DESC, p.id DESC;
+SQL
+        snapshot "/v1/api/articles?limit=20&q=${!w}" "search-$w.json" -H "Authorization: Bearer $skey"
+        run_wrk "GET articles?q= ($w word)" "/v1/api/articles?limit=20&q=${!w}" \
+            -H "Authorization: Bearer $skey"
+        a=$rate
+        search_line+="q=$w p50 $lat50 p99 $lat99; "
+        run_wrk "static file of the same size" "/static/search-$w.json"
+        b=$rate
+        run_pgbench "the reference: key, ranked page of 20, total, highlights" "$ref"
+        row "GET articles?q= ($w word, ${n})" "$a" "$b" "$tps"
+    done
+    run_wrk "GET articles?limit=20 (the same workspace)" "/v1/api/articles?limit=20" \
+        -H "Authorization: Bearer $skey"
+    search_line="search at $n articles: ${search_line}the plain list $rate req/s"
+}
+
+if [ "${BENCH_ONLY:-}" = search ]; then
+    search_bench
+    report
+    echo "$search_line"
+    exit 0
+fi
 # The list against PostgreSQL's best plan for the same page, not against our own
 # statement: the key lookup, the index-ordered page of 20 and the total.
 cat >"$prefix/list.sql" <<SQL
@@ -941,6 +1006,7 @@ CONF
 }
 replica_dir=
 replica_bench
+search_bench
 
 # The list must not cost what the workspace holds: the same page in a workspace of
 # 1,000 articles and in one of BENCH_LARGE (100,000), latency at low concurrency
@@ -985,6 +1051,7 @@ report
 echo "$scale_line"
 echo "$hooks_line"
 echo "$metrics_line"
+echo "$search_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2
