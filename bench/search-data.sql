@@ -31,5 +31,5 @@ CREATE INDEX articles_search_idx ON articles USING gin (workspace_id, locale, se
 CREATE INDEX articles_title_trgm_idx
     ON articles USING gin (workspace_id, locale, title gin_trgm_ops) WHERE deleted_at IS NULL;
 VACUUM ANALYZE articles;
--- the words the rows query: the vocabulary's first (in every article) and its 3,000th
-SELECT ws[1], ws[3001] FROM vocab;
+-- the words the rows query: one in every article, one in about 1,500, one in a few
+SELECT ws[2] || ' ' || ws[3001] || ' ' || ws[1] FROM vocab;
