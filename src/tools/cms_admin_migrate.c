@@ -142,16 +142,6 @@ cms_admin_migrate_lock(cms_admin_ctx_t *ctx)
     PGresult        *res;
     struct timespec  pause = { 0, 100 * 1000 * 1000 };
 
-    if (cms_admin_exec(ctx, "SET client_min_messages = error;"
-                            "CREATE TABLE IF NOT EXISTS schema_migrations"
-                            " (version text PRIMARY KEY,"
-                            "  applied_at timestamptz NOT NULL"
-                            "  DEFAULT now())", "taking the lock")
-        != 0)
-    {
-        return -1;
-    }
-
     for ( ;; ) {
         res = PQexec(ctx->pg, "SELECT pg_try_advisory_lock(x'"
                               CMS_ADMIN_MIGRATE_LOCK "'::bigint)");
@@ -167,11 +157,18 @@ cms_admin_migrate_lock(cms_admin_ctx_t *ctx)
         PQclear(res);
 
         if (locked) {
-            return 0;
+            break;
         }
 
         nanosleep(&pause, NULL);
     }
+
+    /* once held: hosts starting at once would race to create it */
+    return cms_admin_exec(ctx, "SET client_min_messages = error;"
+                               "CREATE TABLE IF NOT EXISTS schema_migrations"
+                               " (version text PRIMARY KEY,"
+                               "  applied_at timestamptz NOT NULL"
+                               "  DEFAULT now())", "taking the lock");
 }
 
 
