@@ -299,6 +299,24 @@ COMMIT;
 -- step
 CALL cms_search_backfill();
 -- step
+-- a build that failed part way leaves its index invalid, which IF NOT EXISTS would keep
+DO $$
+DECLARE
+    i  regclass;
+BEGIN
+    FOR i IN SELECT x.indexrelid::regclass FROM pg_index x
+              WHERE NOT x.indisvalid
+                AND x.indexrelid::regclass::text IN (
+                    'articles_search_idx', 'articles_title_trgm_idx',
+                    'videos_search_idx', 'videos_title_trgm_idx',
+                    'podcast_episodes_search_idx',
+                    'podcast_episodes_title_trgm_idx',
+                    'custom_entries_search_idx', 'custom_entries_title_trgm_idx')
+    LOOP
+        EXECUTE format('DROP INDEX %s', i);
+    END LOOP;
+END $$;
+-- step
 CREATE INDEX CONCURRENTLY IF NOT EXISTS articles_search_idx
     ON articles USING gin (workspace_id, locale, search)
     WHERE deleted_at IS NULL;
