@@ -14,20 +14,23 @@ set -euo pipefail
 # perl and libyaml-libyaml-perl (YAML::XS): scripts/docs-embed turns openapi/openapi.yaml
 # into the JSON the module serves (JSON::PP and Digest::SHA are core perl).
 build=(gcc make nginx-core nginx-dev libpq-dev libhiredis-dev libjansson-dev libssl-dev
-       libargon2-dev libgumbo-dev libicu-dev libmagic-dev perl libyaml-libyaml-perl)
+       libargon2-dev libgumbo-dev libicu-dev libmagic-dev libvips-dev perl libyaml-libyaml-perl)
 # runuser (util-linux) and od (coreutils) are essential packages: always present.
-run=(postgresql redis-server curl ca-certificates libmagic1)
+run=(postgresql redis-server curl ca-certificates libmagic1 libvips42)
 # perl: prove and the harness (bookworm-slim has only perl-base). JSON::PP, HTTP::Tiny,
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
 # libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006) and t/007 (build has it).
 # openssl (the command) and libio-socket-ssl-perl: t/044 makes a CA and certificates, and
 # relays PostgreSQL's protocol over TLS. varnish: t/126's shared cache in front of nginx.
 # prometheus: its promtool checks cms_status's text (t/133); the server is not started.
+# libvips-tools (the vips command) and libimage-exiftool-perl: t/144 makes its images and
+# reads their metadata back.
 test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
-      libyaml-libyaml-perl openssl libio-socket-ssl-perl varnish prometheus)
+      libyaml-libyaml-perl openssl libio-socket-ssl-perl varnish prometheus libvips-tools
+      libimage-exiftool-perl)
 # pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
-# metapackage on bookworm, so only wrk is extra.
-bench=(wrk)
+# metapackage on bookworm, so only wrk is extra; `vips thumbnail` is the image rows' floor.
+bench=(wrk libvips-tools)
 fuzz=(clang libclang-rt-14-dev)
 # make deb: Debian's packaging tools (dh_nginx comes with nginx-dev, in build)
 deb=(debhelper dpkg-dev)

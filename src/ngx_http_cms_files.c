@@ -25,6 +25,7 @@
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_query.h"
 #include "ngx_http_cms_s3.h"
+#include "ngx_http_cms_files.h"
 #include "cms_filekey.h"
 #include "cms_mime.h"
 
@@ -37,8 +38,6 @@
 
 static ngx_int_t ngx_http_cms_files_get(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_files_open(ngx_http_request_t *r,
-    ngx_str_t *key, ngx_open_file_info_t *of, ngx_str_t *path);
 static ngx_int_t ngx_http_cms_files_beneath(ngx_http_request_t *r,
     size_t root, ngx_open_file_info_t *of, ngx_str_t *path);
 static ngx_int_t ngx_http_cms_files_stat(ngx_http_request_t *r,
@@ -58,7 +57,15 @@ static ngx_int_t ngx_http_cms_files_bucket(ngx_http_request_t *r,
 
 ngx_http_cms_route_t  ngx_http_cms_files_routes[] = {
 
-    /* HEAD too: the router answers it with the GET row */
+    /* HEAD too: the router answers it with the GET row; an image's
+       variants first (ngx_http_cms_files_size.c) */
+    { NGX_HTTP_GET, ngx_string("/files/size/:width/format/:format/*key"),
+      NGX_HTTP_CMS_AUTH_NONE, 0, ngx_http_cms_files_size_format, NULL, NULL,
+      0 },
+
+    { NGX_HTTP_GET, ngx_string("/files/size/:width/*key"),
+      NGX_HTTP_CMS_AUTH_NONE, 0, ngx_http_cms_files_size, NULL, NULL, 0 },
+
     { NGX_HTTP_GET, ngx_string("/files/*key"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_files_get, NULL, NULL, 0 },
 
@@ -96,6 +103,35 @@ ngx_http_cms_files_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     key = &ctx->params[0];
 
+    rc = ngx_http_cms_files_key(r, key, &k);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->s3 != NULL) {
+        return ngx_http_cms_files_bucket(r, ctx, key, &k);
+    }
+
+    rc = ngx_http_cms_files_open(r, key, 0, &of, &path);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
+    }
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_cms_files_answer(r, ctx, key, &k, &of, &path);
+}
+
+
+ngx_int_t
+ngx_http_cms_files_key(ngx_http_request_t *r, ngx_str_t *key,
+    cms_filekey_t *k)
+{
     /* on every answer, the 404s included */
     if (ngx_http_cms_header_add(r, &ngx_http_cms_files_nosniff_name,
                                 &ngx_http_cms_files_nosniff)
@@ -112,45 +148,34 @@ ngx_http_cms_files_get(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
      * decodes to, as is a path another module rewrote.
      */
     if (r->uri.data != r->unparsed_uri.data
-        || !cms_filekey_parse((char *) key->data, key->len, &k))
+        || !cms_filekey_parse((char *) key->data, key->len, k))
     {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
                       "cms: file key refused");
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    if (mcf->s3 != NULL) {
-        return ngx_http_cms_files_bucket(r, ctx, key, &k);
-    }
-
-    rc = ngx_http_cms_files_open(r, key, &of, &path);
-
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (ngx_http_cms_files_headers(r, ctx, key, &k) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_cms_files_send(r, ctx, &of, &path);
+    return NGX_OK;
 }
 
 
-/*
- * Opens <root>/<key>.  With an open_file_cache in the location, as the
- * static module does, every component below the root with O_NOFOLLOW
- * (nginx's "disable_symlinks on from=<root>"); else beneath the worker's
- * descriptor of the root (ngx_http_cms_files_beneath()).  Either way no
- * symbolic link below the root, to a file or a folder, is followed.  A
- * folder, a missing file or a refused link is a 404.
- */
+ngx_int_t
+ngx_http_cms_files_answer(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_str_t *key, cms_filekey_t *k, ngx_open_file_info_t *of,
+    ngx_str_t *path)
+{
+    if (ngx_http_cms_files_headers(r, ctx, key, k) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_files_send(r, ctx, of, path);
+}
+
+
 /* long: the path, then the static module's open */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
-    ngx_open_file_info_t *of, ngx_str_t *path)
+    ngx_uint_t fresh, ngx_open_file_info_t *of, ngx_str_t *path)
 {
     u_char                    *p;
     ngx_str_t                  root;
@@ -190,7 +215,7 @@ ngx_http_cms_files_open(ngx_http_request_t *r, ngx_str_t *key,
     of->errors = clcf->open_file_cache_errors;
     of->events = clcf->open_file_cache_events;
 
-    if (clcf->open_file_cache == NULL) {
+    if (clcf->open_file_cache == NULL || fresh) {
         return ngx_http_cms_files_beneath(r, root.len, of, path);
     }
 
@@ -309,7 +334,8 @@ ngx_http_cms_files_stat(ngx_http_request_t *r, ngx_fd_t fd,
 }
 
 
-/* a failed open: missing, a link refused or an escape is a 404 */
+/* a failed open: missing (NGX_DECLINED, nothing answered), a link
+   refused or an escape is a 404 */
 static ngx_int_t
 ngx_http_cms_files_failed(ngx_http_request_t *r, ngx_open_file_info_t *of,
     ngx_str_t *path)
@@ -321,6 +347,10 @@ ngx_http_cms_files_failed(ngx_http_request_t *r, ngx_open_file_info_t *of,
 
     case NGX_ENOENT:
     case NGX_ENOTDIR:
+        ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, of->err,
+                       "cms file: %s \"%s\" failed", of->failed, path->data);
+        return NGX_DECLINED;
+
     case NGX_ENAMETOOLONG:
     case NGX_ELOOP:
     case NGX_EMLINK:

@@ -34,6 +34,10 @@ static int ngx_http_cms_json_append(const char *p, size_t n, void *data);
 static void ngx_http_cms_json_cleanup(void *data);
 static u_char *ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v,
     size_t len);
+static u_char *ngx_http_cms_json_escape_inner(u_char *buf, const u_char *s,
+    size_t len);
+static size_t ngx_http_cms_json_srcset(u_char *p, u_char *v, size_t len);
+static size_t ngx_http_cms_json_put(u_char *p, const u_char *s, size_t len);
 static u_char *ngx_http_cms_json_publishable(u_char *p, u_char *seed,
     size_t len);
 
@@ -151,10 +155,20 @@ ngx_http_cms_json_escaped_len(const u_char *s, size_t len)
 u_char *
 ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len)
 {
+    *buf++ = '"';
+    buf = ngx_http_cms_json_escape_inner(buf, s, len);
+    *buf++ = '"';
+
+    return buf;
+}
+
+
+/* s[0 .. len) escaped, without the quotes */
+static u_char *
+ngx_http_cms_json_escape_inner(u_char *buf, const u_char *s, size_t len)
+{
     size_t         i;
     static u_char  hex[] = "0123456789abcdef";
-
-    *buf++ = '"';
 
     for (i = 0; i < len; i++) {
         switch (s[i]) {
@@ -177,8 +191,6 @@ ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len)
             }
         }
     }
-
-    *buf++ = '"';
 
     return buf;
 }
@@ -339,6 +351,12 @@ ngx_http_cms_json_row_len(PGresult *res, int row, ngx_uint_t base,
             len += 2 + NGX_HTTP_CMS_PK_LEN;
             break;
 
+        case NGX_HTTP_CMS_COL_SRCSET:
+            len += ngx_http_cms_json_srcset(NULL,
+                                            (u_char *) PQgetvalue(res, row, c),
+                                            PQgetlength(res, row, c));
+            break;
+
         default: /* NUMBER, JSON */
             len += PQgetlength(res, row, c);
         }
@@ -398,6 +416,9 @@ ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v, size_t len)
     case NGX_HTTP_CMS_COL_PUBLISHABLE:
         return ngx_http_cms_json_publishable(p, v, len);
 
+    case NGX_HTTP_CMS_COL_SRCSET:
+        return p + ngx_http_cms_json_srcset(p, v, len);
+
     case NGX_HTTP_CMS_COL_JSON:
         /* PostgreSQL's json text has spaces: answers are compact */
         return p + cms_json_compact(v, len, p);
@@ -405,6 +426,93 @@ ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v, size_t len)
     default: /* NUMBER */
         return ngx_cpymem(p, v, len);
     }
+}
+
+
+/*
+ * A stored image's srcset, from "<width> <url>" (the url ends with
+ * "/v1/files/<key>"): the variant of each cms_image_widths width narrower
+ * than the image, "<prefix>size/w<w>/<key> <w>w", then the original,
+ * "<url> <width>w", joined by ", ", as a JSON string; null where the
+ * variants are not served (no folder storage).  With p NULL, only the
+ * length is counted.
+ */
+/* long: the row's parts found, then each candidate written */
+static size_t
+ngx_http_cms_json_srcset(u_char *p, u_char *v, size_t len)
+{
+    u_char                    *sp, *url, *key, *end, *q;
+    size_t                     n, prefix;
+    ngx_int_t                  width;
+    ngx_uint_t                 i;
+    ngx_http_cms_main_conf_t  *mcf;
+    u_char                     num[NGX_INT_T_LEN + 16];
+
+    static u_char  files[] = "/v1/files/";
+
+    mcf = ngx_http_cycle_get_module_main_conf(ngx_cycle, ngx_http_cms_module);
+
+    end = v + len;
+    sp = ngx_strlchr(v, end, ' ');
+    width = (sp != NULL) ? ngx_atoi(v, sp - v) : NGX_ERROR;
+    url = (sp != NULL) ? sp + 1 : end;
+    key = NULL;
+
+    for (q = url; q + sizeof(files) - 1 <= end; q++) {
+        if (ngx_strncmp(q, files, sizeof(files) - 1) == 0) {
+            key = q + sizeof(files) - 1;
+        }
+    }
+
+    if (width <= 0 || key == NULL || key == end || mcf == NULL
+        || mcf->storage.len == 0 || mcf->s3 != NULL)
+    {
+        return ngx_http_cms_json_put(p, (u_char *) "null", 4);
+    }
+
+    prefix = key - url;
+    n = ngx_http_cms_json_put(p, (u_char *) "\"", 1);
+
+    for (i = 0; i < mcf->image.nwidths; i++) {
+        if (mcf->image.widths[i] >= (ngx_uint_t) width) {
+            break;
+        }
+
+        n += ngx_http_cms_json_put(p ? p + n : NULL, url, prefix);
+        q = ngx_sprintf(num, "size/w%ui/", mcf->image.widths[i]);
+        n += ngx_http_cms_json_put(p ? p + n : NULL, num, q - num);
+        n += ngx_http_cms_json_put(p ? p + n : NULL, key, end - key);
+        q = ngx_sprintf(num, " %uiw, ", mcf->image.widths[i]);
+        n += ngx_http_cms_json_put(p ? p + n : NULL, num, q - num);
+    }
+
+    n += ngx_http_cms_json_put(p ? p + n : NULL, url, end - url);
+    q = ngx_sprintf(num, " %iw", width);
+    n += ngx_http_cms_json_put(p ? p + n : NULL, num, q - num);
+    n += ngx_http_cms_json_put(p ? p + n : NULL, (u_char *) "\"", 1);
+
+    return n;
+}
+
+
+/* s[0 .. len) escaped into p, or only counted (p NULL), a lone '"' as
+   it is; its length */
+static size_t
+ngx_http_cms_json_put(u_char *p, const u_char *s, size_t len)
+{
+    if (len == 1 && s[0] == '"') {
+        if (p != NULL) {
+            *p = '"';
+        }
+
+        return 1;
+    }
+
+    if (p == NULL) {
+        return ngx_http_cms_json_escaped_len(s, len) - 2;
+    }
+
+    return ngx_http_cms_json_escape_inner(p, s, len) - p;
 }
 
 

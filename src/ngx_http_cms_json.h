@@ -27,7 +27,9 @@ typedef enum {
     NGX_HTTP_CMS_COL_NUMBER,       /* PostgreSQL's text of a number, as is */
     NGX_HTTP_CMS_COL_BOOL,         /* "t" / "f" -> true / false */
     NGX_HTTP_CMS_COL_JSON,         /* a json column, written through */
-    NGX_HTTP_CMS_COL_PUBLISHABLE   /* "site id:nonce" -> the site's key */
+    NGX_HTTP_CMS_COL_PUBLISHABLE,  /* "site id:nonce" -> the site's key */
+    NGX_HTTP_CMS_COL_SRCSET        /* "<width> <url of a stored image>" ->
+                                      its srcset (docs/images.md) */
 } ngx_http_cms_col_kind_e;
 
 

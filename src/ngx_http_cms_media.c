@@ -73,6 +73,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_media_cols[] = {
     { "folder", 10, NGX_HTTP_CMS_COL_STRING },
     { "status", 11, NGX_HTTP_CMS_COL_STRING },
     { "created_at", 12, NGX_HTTP_CMS_COL_STRING },
+    { "color", 13, NGX_HTTP_CMS_COL_STRING },
+    { "srcset", 14, NGX_HTTP_CMS_COL_SRCSET },
 };
 
 /* the spec names the list and the record alike: {media}, {media, ...} */

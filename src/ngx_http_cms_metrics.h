@@ -100,7 +100,7 @@ extern const ngx_msec_t  ngx_http_cms_metrics_bounds[
 
 
 #define NGX_HTTP_CMS_METRICS_POOLS  2
-#define NGX_HTTP_CMS_METRICS_LANES  2
+#define NGX_HTTP_CMS_METRICS_LANES  3
 #define NGX_HTTP_CMS_METRICS_OUTBOXES  2
 
 

@@ -33,6 +33,7 @@
 #include "ngx_http_cms_status.h"
 #include "ngx_http_cms_resolve.h"
 #include "ngx_http_cms_streams.h"
+#include "ngx_http_cms_image.h"
 #include "cms_trace.h"
 
 
@@ -332,6 +333,7 @@ ngx_http_cms_create_main_conf(ngx_conf_t *cf)
     mcf->password_queue = NGX_CONF_UNSET_UINT;
     mcf->sanitize_jobs = NGX_CONF_UNSET_UINT;
     mcf->sanitize_queue = NGX_CONF_UNSET_UINT;
+    ngx_http_cms_image_create_conf(&mcf->image);
 
     for (i = 0; i < NGX_HTTP_CMS_THROTTLES; i++) {
         mcf->throttle[i].burst = NGX_CONF_UNSET_UINT;
@@ -387,7 +389,7 @@ ngx_http_cms_init_main_conf(ngx_conf_t *cf, void *conf)
     ngx_conf_init_uint_value(mcf->password_queue, 64);
     ngx_conf_init_uint_value(mcf->sanitize_jobs, 0);
     ngx_conf_init_uint_value(mcf->sanitize_queue, 64);
-
+    ngx_http_cms_image_init_conf(&mcf->image);
     ngx_http_cms_ratelimit_throttle_init(mcf);
 
     if (mcf->ext_fetch.data == NULL) {
@@ -546,7 +548,8 @@ ngx_http_cms_init_process(ngx_cycle_t *cycle)
     }
 
     if (mcf->storage.len
-        && ngx_http_cms_store_init_process(cycle) != NGX_OK)
+        && (ngx_http_cms_store_init_process(cycle) != NGX_OK
+            || ngx_http_cms_image_init_process(cycle) != NGX_OK))
     {
         return NGX_ERROR;
     }
@@ -577,6 +580,7 @@ ngx_http_cms_exit_process(ngx_cycle_t *cycle)
     ngx_http_cms_pg_exit_process();
     ngx_http_cms_redis_exit_process();
     ngx_http_cms_store_exit_process();
+    ngx_http_cms_image_exit_process();
     ngx_http_cms_deliver_exit_process();
     ngx_http_cms_cdn_exit_process();
     ngx_http_cms_store_sweep_exit_process();

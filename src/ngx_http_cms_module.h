@@ -104,6 +104,22 @@ typedef struct {
 } ngx_http_cms_throttle_t;
 
 
+/* cms_image_* (ngx_http_cms_image.h) */
+#define NGX_HTTP_CMS_IMAGE_WIDTHS_MAX  16
+
+typedef struct {
+    ngx_uint_t                  widths[NGX_HTTP_CMS_IMAGE_WIDTHS_MAX];
+    ngx_uint_t                  nwidths;       /* ascending; 0: unset */
+    ngx_uint_t                  webp;          /* qualities, 1 to 100 */
+    ngx_uint_t                  avif;
+    ngx_uint_t                  jpeg;
+    ngx_int_t                   max_pixels;    /* cms_image_max_pixels */
+    ngx_msec_t                  timeout;       /* cms_image_timeout */
+    ngx_uint_t                  jobs;          /* 0: as many as CPUs */
+    ngx_uint_t                  queue;
+} ngx_http_cms_image_conf_t;
+
+
 typedef struct {
     ngx_http_cms_pg_conf_t     *pg;
     ngx_array_t                *pg_replicas;   /* ngx_http_cms_pg_conf_t *,
@@ -134,6 +150,7 @@ typedef struct {
     ngx_uint_t                  password_queue;
     ngx_uint_t                  sanitize_jobs;   /* 0: as many as CPUs */
     ngx_uint_t                  sanitize_queue;
+    ngx_http_cms_image_conf_t   image;
     ngx_http_cms_throttle_t     throttle[NGX_HTTP_CMS_THROTTLES];
     time_t                      session_ttl;
     ngx_flag_t                  require_verified;

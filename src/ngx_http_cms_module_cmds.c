@@ -25,6 +25,7 @@
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_ratelimit.h"
 #include "ngx_http_cms_thread.h"
+#include "ngx_http_cms_image.h"
 #include "ngx_http_cms_status.h"
 #include "ngx_http_cms_resolve.h"
 #include "ngx_http_cms_streams.h"
@@ -48,6 +49,11 @@ static ngx_conf_num_bounds_t  ngx_http_cms_jobs_bounds = {
 
 static ngx_conf_num_bounds_t  ngx_http_cms_queue_bounds = {
     ngx_conf_check_num_bounds, 0, 65536
+};
+
+/* an image's pixels: up to a trillion (a 1,000,000-pixel square) */
+static ngx_conf_num_bounds_t  ngx_http_cms_pixels_bounds = {
+    ngx_conf_check_num_bounds, 1, 1000000000000LL
 };
 
 
@@ -200,6 +206,48 @@ ngx_command_t  ngx_http_cms_commands[] = {
       ngx_conf_set_num_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_cms_main_conf_t, sanitize_queue),
+      &ngx_http_cms_queue_bounds },
+
+    { ngx_string("cms_image_widths"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_image_widths_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_image_quality"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_cms_image_quality_conf,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("cms_image_max_pixels"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, image.max_pixels),
+      &ngx_http_cms_pixels_bounds },
+
+    { ngx_string("cms_image_timeout"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, image.timeout),
+      NULL },
+
+    { ngx_string("cms_image_jobs"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, image.jobs),
+      &ngx_http_cms_jobs_bounds },
+
+    { ngx_string("cms_image_queue"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_cms_main_conf_t, image.queue),
       &ngx_http_cms_queue_bounds },
 
     { ngx_string("cms_auth_throttle"),

@@ -124,12 +124,16 @@ extern ngx_http_cms_route_t  ngx_http_cms_deliveries_routes[];
  * A media asset (ngx_http_cms_media.c; the uploads answer with it too):
  * its columns from "m", written by ngx_http_cms_media_record, whose
  * column numbers count from 1 (column 0 a page's total, or 1 in a
- * statement that returns one asset: NGX_HTTP_CMS_MEDIA_ONE).
+ * statement that returns one asset: NGX_HTTP_CMS_MEDIA_ONE); the last,
+ * "<width> <url>" of an image stored here, becomes its srcset.
  */
 #define NGX_HTTP_CMS_MEDIA_COLUMNS                                           \
     " m.id, m.type, m.title, m.url, m.thumbnail_url, m.mime_type,"           \
     " m.size_bytes, m.width, m.height, m.folder, m.status,"                  \
-    " cms_ts(m.created_at)"
+    " cms_ts(m.created_at), m.color,"                                        \
+    " CASE WHEN m.width > 0 AND m.storage_key"                               \
+    "  ~ '^[-0-9a-f]{36}/[-0-9a-f]{36}[.](jpg|jpeg|png|webp|gif|avif)$'"     \
+    "  THEN m.width || ' ' || m.url END"
 
 #define NGX_HTTP_CMS_MEDIA_ONE  " 1," NGX_HTTP_CMS_MEDIA_COLUMNS
 

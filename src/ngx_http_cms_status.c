@@ -75,7 +75,8 @@ static void ngx_http_cms_status_timer(ngx_event_t *ev);
 
 
 static const char  *ngx_http_cms_status_pools[] = { "postgres", "redis" };
-static const char  *ngx_http_cms_status_lanes[] = { "password", "sanitize" };
+static const char  *ngx_http_cms_status_lanes[] = { "password", "sanitize",
+    "image" };
 static const char  *ngx_http_cms_status_jobs[] = {
     "purge", "relay", "extensions"
 };

@@ -23,6 +23,7 @@
 #include "ngx_http_cms_store.h"
 #include "ngx_http_cms_s3.h"
 #include "cms_mime.h"
+#include "cms_filekey.h"
 
 
 #define NGX_HTTP_CMS_STORE_BUF  65536
@@ -148,6 +149,8 @@ ngx_http_cms_store_create(ngx_http_request_t *r, ngx_str_t *key)
 
     st->fd = NGX_INVALID_FILE;
     st->log = r->connection->log;
+    st->max_pixels = mcf->image.max_pixels;
+    st->timeout = mcf->image.timeout;
     st->key.len = key->len;
     st->key.data = ngx_pstrdup(r->pool, key);
 
@@ -223,8 +226,9 @@ ngx_http_cms_store_write_work(void *data)
         return;
     }
 
+    /* read and write: an image's header is read back through it */
     fd = openat(dir, strrchr((char *) st->tmp, '/') + 1,
-                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
     if (fd == -1) {
         /* none made: not ours to remove */
@@ -253,6 +257,10 @@ ngx_http_cms_store_write_work(void *data)
                    != NGX_OK)
         {
             ngx_http_cms_store_fail(st, "SHA-256");
+
+        } else if (ngx_strncmp(st->type, "image/", 6) == 0) {
+            ngx_http_cms_image_probe(fd, st->max_pixels, st->timeout,
+                                     &st->image);
         }
 
         hash = NULL;
@@ -853,6 +861,13 @@ ngx_http_cms_store_finish_work(void *data)
         goto done;
 
     default: /* NGX_HTTP_CMS_STORE_REMOVE */
+        if (cms_filekey_upload((char *) st->key.data, st->key.len)
+            && ngx_http_cms_image_forget(dir, name) == -1)
+        {
+            ngx_http_cms_store_fail(st, "removing an image's variants");
+            goto done;
+        }
+
         if (unlinkat(dir, name, 0) == -1) {
             if (errno != ENOENT) {
                 ngx_http_cms_store_fail(st, "unlinkat()");

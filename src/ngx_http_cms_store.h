@@ -21,6 +21,7 @@
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_thread.h"
+#include "ngx_http_cms_image.h"
 
 /* Linux 5.6+: a path resolved beneath a folder, without links, at once */
 #if (NGX_LINUX) && defined(__has_include)
@@ -75,6 +76,8 @@ typedef struct {
     ngx_http_cms_thread_done_pt done;       /* after a bucket's answer */
     ngx_uint_t                  left;       /* the staged file stayed */
     const char                 *left_what;
+    ngx_http_cms_image_info_t   image;      /* an image's header (sniffed
+                                               image/...), else width 0 */
 
     /* private */
     ngx_fd_t                    root;       /* the root's descriptor */
@@ -84,6 +87,8 @@ typedef struct {
     size_t                      buf_size;
     ngx_log_t                  *log;
     ngx_uint_t                  op;         /* ngx_http_cms_store_op_e */
+    uint64_t                    max_pixels; /* cms_image_max_pixels */
+    ngx_msec_t                  timeout;    /* cms_image_timeout */
     unsigned                    written:1;  /* tmp exists */
 } ngx_http_cms_store_t;
 
@@ -119,8 +124,9 @@ ngx_http_cms_store_t *ngx_http_cms_store_create(ngx_http_request_t *r,
 
 /*
  * In the thread pool: the bytes into the temporary file (folders made),
- * hashed, sniffed, fsynced; then done(r, ctx, st) on the event loop with
- * st->status set.  Returns NGX_DONE or NGX_ERROR.
+ * hashed, sniffed, fsynced, an image's header read (st->image); then
+ * done(r, ctx, st) on the event loop with st->status set.  Returns
+ * NGX_DONE or NGX_ERROR.
  */
 ngx_int_t ngx_http_cms_store_write(ngx_http_request_t *r,
     ngx_http_cms_store_t *st, ngx_http_cms_thread_done_pt done);

@@ -414,7 +414,12 @@ ngx_http_cms_sweep_unlink(void *data, ngx_log_t *log)
             continue;
         }
 
-        if (unlinkat(dir, (char *) slash + 1, 0) == 0) {
+        if (cms_filekey_upload((char *) rm->keys[i].data, rm->keys[i].len)
+            && ngx_http_cms_image_forget(dir, (char *) slash + 1) == -1)
+        {
+            rm->removed[i] = 0;
+
+        } else if (unlinkat(dir, (char *) slash + 1, 0) == 0) {
             rm->removed[i] = (fsync(dir) == 0);
 
         } else {

@@ -233,13 +233,15 @@ ngx_http_cms_testing_pool(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ngx_http_cms_redis_stats(&redis);
 
     /* "libpq": the version the module runs with (t/044 asks) */
-    json = json_pack("{s:o, s:o, s:o, s:o, s:i}",
+    json = json_pack("{s:o, s:o, s:o, s:o, s:o, s:i}",
                      "pg", ngx_http_cms_testing_stats(&pg),
                      "redis", ngx_http_cms_testing_stats(&redis),
                      "password",
                      ngx_http_cms_testing_lane(NGX_HTTP_CMS_LANE_PASSWORD),
                      "sanitizer",
                      ngx_http_cms_testing_lane(NGX_HTTP_CMS_LANE_SANITIZE),
+                     "image",
+                     ngx_http_cms_testing_lane(NGX_HTTP_CMS_LANE_IMAGE),
                      "libpq", PQlibVersion());
 
     if (json == NULL || ngx_http_cms_json_pool(r, json) != NGX_OK) {

@@ -94,12 +94,14 @@ ngx_http_cms_thread_init_process(ngx_cycle_t *cycle,
     ngx_uint_t                   queue[NGX_HTTP_CMS_LANES];
     ngx_http_cms_thread_lane_t  *lane;
 
-    static const char  *names[] = { "password", "sanitizer" };
+    static const char  *names[] = { "password", "sanitizer", "image" };
 
     jobs[NGX_HTTP_CMS_LANE_PASSWORD] = mcf->password_jobs;
     queue[NGX_HTTP_CMS_LANE_PASSWORD] = mcf->password_queue;
     jobs[NGX_HTTP_CMS_LANE_SANITIZE] = mcf->sanitize_jobs;
     queue[NGX_HTTP_CMS_LANE_SANITIZE] = mcf->sanitize_queue;
+    jobs[NGX_HTTP_CMS_LANE_IMAGE] = mcf->image.jobs;
+    queue[NGX_HTTP_CMS_LANE_IMAGE] = mcf->image.queue;
 
     for (i = 0; i < NGX_HTTP_CMS_LANES; i++) {
         lane = &ngx_http_cms_thread_lanes[i];

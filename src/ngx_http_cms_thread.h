@@ -52,11 +52,12 @@ typedef struct {
 typedef enum {
     NGX_HTTP_CMS_LANE_PASSWORD = 0,
     NGX_HTTP_CMS_LANE_SANITIZE,
+    NGX_HTTP_CMS_LANE_IMAGE,
     NGX_HTTP_CMS_LANES
 } ngx_http_cms_thread_lane_e;
 
 
-/* Sizes the lanes from cms_password_jobs/_queue, cms_sanitize_jobs/_queue */
+/* Sizes the lanes from cms_password_, cms_sanitize_, cms_image_jobs/_queue */
 ngx_int_t ngx_http_cms_thread_init_process(ngx_cycle_t *cycle,
     ngx_http_cms_main_conf_t *mcf);
 

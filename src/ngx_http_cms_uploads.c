@@ -37,7 +37,7 @@
 
 
 #define NGX_HTTP_CMS_RESERVE_ARGS   10    /* $1 .. $9, then the filename */
-#define NGX_HTTP_CMS_FINALIZE_ARGS  10    /* $1 .. $9, then data_base64 */
+#define NGX_HTTP_CMS_FINALIZE_ARGS  11    /* $1 .. $10, then data_base64 */
 
 
 /* a finalization in flight, in ctx->data */
@@ -48,6 +48,7 @@ typedef struct {
     ngx_str_t                   answer;    /* {"media": ...} once final */
     ngx_int_t                   rc;        /* a failure, once released */
     u_char                      size[NGX_OFF_T_LEN];
+    u_char                      dims[2 * NGX_INT_T_LEN];
 } ngx_http_cms_upload_t;
 
 
@@ -67,6 +68,8 @@ static ngx_int_t ngx_http_cms_uploads_written(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, void *data);
 static ngx_int_t ngx_http_cms_uploads_finalized(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static void ngx_http_cms_uploads_image(ngx_http_cms_upload_t *u,
+    ngx_http_cms_store_t *st);
 static ngx_int_t ngx_http_cms_uploads_claimed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_uploads_placed(ngx_http_request_t *r,
@@ -124,9 +127,9 @@ static const cms_fields_t  ngx_http_cms_reserve_input = {
 
 
 /* $5 url (beyond the spec: where an asset stored elsewhere lives) .. $9,
-   $10 data_base64 */
+   then data_base64 ($10 is the colour a stored image's header gives) */
 static const cms_field_t  ngx_http_cms_finalize_fields[] = {
-    { "data_base64", CMS_FIELD_STRING, NGX_HTTP_CMS_UPL_SKIP, 10, 0, 0, 0,
+    { "data_base64", CMS_FIELD_STRING, NGX_HTTP_CMS_UPL_SKIP, 11, 0, 0, 0,
       INT_MAX, NULL, NULL, 0, NULL },
     { "url", CMS_FIELD_STRING, NGX_HTTP_CMS_UPL_SKIP, 5, 0, 0, 0,
       CMS_URL_MAX, NULL, cms_url_http_valid_or_empty,
@@ -171,11 +174,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_claim_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_release_sql =
     ngx_http_cms_pg_stmt("SELECT cms_media_release($1, $2)", 2);
 
-/* $1 workspace, $2 asset, $3 size, $4 hash, $5 url .. $9 height */
+/* $1 workspace, $2 asset, $3 size, $4 hash, $5 url .. $9 height, $10
+   colour (sql/0041) */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_uploads_finalize_sql =
     ngx_http_cms_pg_stmt(
         "SELECT" NGX_HTTP_CMS_MEDIA_ONE " FROM cms_media_finalize($1, $2,"
-        " $3::bigint, $4, $5, $6, $7, $8::integer, $9::integer) m", 9);
+        " $3::bigint, $4, $5, $6, $7, $8::integer, $9::integer, $10) m", 10);
 
 
 ngx_http_cms_route_t  ngx_http_cms_uploads_routes[] = {
@@ -360,7 +364,7 @@ ngx_http_cms_uploads_finalize(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return rc;
     }
 
-    if (u->args[9].data == NULL) {
+    if (u->args[10].data == NULL) {
         /* stored elsewhere: no bytes here, the reservation given back */
         u->args[0] = ctx->principal.workspace_id;
         u->args[1] = ctx->params[0];
@@ -372,7 +376,7 @@ ngx_http_cms_uploads_finalize(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         ctx->data = (void *) &ngx_http_cms_media_record;
 
         return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_finalize_sql,
-                                     u->args, 9, ngx_http_cms_row_ok_done);
+                                     u->args, 10, ngx_http_cms_row_ok_done);
     }
 
     if (u->args[4].data != NULL) {
@@ -381,7 +385,7 @@ ngx_http_cms_uploads_finalize(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
                                      " without data_base64");
     }
 
-    if (u->args[9].len == 0) {
+    if (u->args[10].len == 0) {
         return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_INVALID_FIELD,
                                      "data_base64", "data_base64 is empty");
     }
@@ -454,7 +458,7 @@ ngx_http_cms_uploads_found(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     u->st->fd = u->fd;
-    u->st->base64 = u->args[9];
+    u->st->base64 = u->args[10];
 
     return ngx_http_cms_store_write(r, u->st, ngx_http_cms_uploads_written);
 }
@@ -516,6 +520,8 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     u->args[3].data = st->sha256;
     u->args[3].len = sizeof(st->sha256);
 
+    ngx_http_cms_uploads_image(u, st);
+
     /* the asset's url: absolute, so that it can be registered again and
        used from the customer's site */
     if (ngx_http_cms_store_url(r, &st->key, &u->args[4]) != NGX_OK) {
@@ -531,6 +537,29 @@ ngx_http_cms_uploads_written(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
      */
     return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_claim_sql,
                                  u->args, 2, ngx_http_cms_uploads_claimed);
+}
+
+
+/* an image's own header says its size, over what the client said, and
+   its colour ($8, $9, $10) */
+static void
+ngx_http_cms_uploads_image(ngx_http_cms_upload_t *u,
+    ngx_http_cms_store_t *st)
+{
+    if (st->image.width) {
+        u->args[7].data = u->dims;
+        u->args[7].len = ngx_sprintf(u->dims, "%ui", st->image.width)
+                         - u->dims;
+        u->args[8].data = u->dims + NGX_INT_T_LEN;
+        u->args[8].len = ngx_sprintf(u->args[8].data, "%ui",
+                                     st->image.height)
+                         - u->args[8].data;
+    }
+
+    if (st->image.color[0]) {
+        u->args[9].data = st->image.color;
+        u->args[9].len = ngx_strlen((char *) st->image.color);
+    }
 }
 
 
@@ -565,7 +594,7 @@ ngx_http_cms_uploads_placed(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_uploads_finalize_sql,
-                                 u->args, 9, ngx_http_cms_uploads_finalized);
+                                 u->args, 10, ngx_http_cms_uploads_finalized);
 }
 
 

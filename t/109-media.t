@@ -15,7 +15,8 @@ use JSON::PP ();
 
 signup_defaults(email_prefix => 'med');
 
-my @FIELDS = sort qw(id type title url thumbnail_url mime_type size_bytes width height folder status created_at);
+my @FIELDS = sort qw(id type title url thumbnail_url mime_type size_bytes width height folder status created_at
+                        color srcset);
 my $NOBODY = '0190a4d6-2f5e-7c3a-9b1d-4e5f60718293';
 
 start_nginx();
@@ -72,7 +73,8 @@ like $bare->{id} // '', $UUID, 'create: id is a uuid';
 like $bare->{created_at} // '', $TS, 'create: created_at is an RFC 3339 UTC time';
 is_deeply { map { $_ => $bare->{$_} } grep { !/^(id|created_at)$/ } @FIELDS },
     { type => 'image', title => '', url => '', thumbnail_url => '', mime_type => '', size_bytes => 0,
-      width => undef, height => undef, folder => '', status => 'ready' },
+      width => undef, height => undef, folder => '', status => 'ready', color => undef,
+      srcset => undef },
     'create: defaults (image, ready, size 0, no dimensions)';
 is one("SELECT created_by FROM media_assets WHERE id = '$bare->{id}'"), $owner->{user}{id},
     'create: the key\'s creator is recorded';

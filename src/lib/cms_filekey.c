@@ -140,7 +140,47 @@ cms_filekey_ours(const char *s, size_t len)
                && cms_filekey_file(s + 43, len - 43, 32, 0);
     }
 
+    return cms_filekey_upload(s, len) || cms_filekey_variant(s, len);
+}
+
+
+int
+cms_filekey_upload(const char *s, size_t len)
+{
     /* uuid "/" uuid "." ext */
-    return len > 37 && cms_filekey_hex(s, 36, 1) && s[36] == '/'
-           && cms_filekey_file(s + 37, len - 37, 36, 1);
+    return s != NULL && len > 37 && cms_filekey_hex(s, 36, 1)
+           && s[36] == '/' && cms_filekey_file(s + 37, len - 37, 36, 1);
+}
+
+
+int
+cms_filekey_variant(const char *s, size_t len)
+{
+    size_t  i, n;
+
+    /* uuid "/" uuid "/w" 1 to 5 digits "." ext */
+    if (s == NULL || len < 74 + 3 || !cms_filekey_hex(s, 36, 1)
+        || s[36] != '/' || !cms_filekey_hex(s + 37, 36, 1)
+        || s[73] != '/' || s[74] != 'w')
+    {
+        return 0;
+    }
+
+    for (i = 75; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        /* void */
+    }
+
+    n = i - 75;
+
+    if (n < 1 || n > 5 || s[75] == '0' || i == len || s[i] != '.') {
+        return 0;
+    }
+
+    for (i++, n = 0; i < len; i++, n++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z'))) {
+            return 0;
+        }
+    }
+
+    return n >= 1 && n <= 10;
 }

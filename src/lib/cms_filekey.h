@@ -39,12 +39,21 @@ int cms_filekey_parse(const char *s, size_t len, cms_filekey_t *k);
 
 /*
  * 1 when s[0 .. len) is a key the module itself makes: an upload's
- * "<workspace uuid>/<asset uuid>.<ext>" or an avatar's
+ * "<workspace uuid>/<asset uuid>.<ext>", an image variant's
+ * "<workspace uuid>/<asset uuid>/w<width>.<ext>" or an avatar's
  * "users/<user uuid>/<32 hex digits>.<ext>" (lowercase, the extension 1
  * to 10 of a-z 0-9); 0 for anything else, which the store's sweeper
  * never removes.
  */
 int cms_filekey_ours(const char *s, size_t len);
+
+/* 1 when s[0 .. len) is an upload's key, "<workspace uuid>/<asset
+   uuid>.<ext>" (lowercase, the extension 1 to 10 of a-z 0-9) */
+int cms_filekey_upload(const char *s, size_t len);
+
+/* 1 when s[0 .. len) is an image variant's key, "<workspace uuid>/<asset
+   uuid>/w<width>.<ext>" (the width 1 to 5 digits, no leading 0) */
+int cms_filekey_variant(const char *s, size_t len);
 
 
 #endif /* _CMS_FILEKEY_H_INCLUDED_ */

@@ -190,6 +190,68 @@ test_filekey_ours(void **state)
 }
 
 
+static void
+test_filekey_variant(void **state)
+{
+    size_t       i;
+    const char  *good[] = {
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w640.webp",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w1.jpg",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w99999.abcdefghij",
+    };
+    const char  *bad[] = {
+        "",
+        /* the upload itself, not its variant */
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.png",
+        /* a leading zero, no digits, six digits, no extension, a long one */
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w0640.webp",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w.webp",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w100000.webp",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w640",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w640.",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w640.abcdefghijk",
+        /* uppercase, another name, a deeper path */
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w640.WEBP",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/x640.webp",
+        "0b3e4c1a-9f2d-4e5b-8a7c-112233445566/"
+        "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d/w640/w640.webp",
+        "users/0b3e4c1a-9f2d-4e5b-8a7c-112233445566/w640.webp",
+    };
+
+    (void) state;
+
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        assert_true(cms_filekey_variant(good[i], strlen(good[i])));
+        assert_true(cms_filekey_ours(good[i], strlen(good[i])));
+        assert_false(cms_filekey_upload(good[i], strlen(good[i])));
+        /* cut before its extension's dot, or at the width */
+        assert_false(cms_filekey_variant(good[i],
+                                         strrchr(good[i], '.') - good[i]));
+        assert_false(cms_filekey_variant(good[i], 75));
+    }
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_false(cms_filekey_variant(bad[i], strlen(bad[i])));
+    }
+
+    assert_true(cms_filekey_upload(bad[1], strlen(bad[1])));
+    assert_false(cms_filekey_variant(NULL, 0));
+    assert_false(cms_filekey_upload(NULL, 0));
+}
+
+
 int
 main(void)
 {
@@ -199,6 +261,7 @@ main(void)
         cmocka_unit_test(test_filekey_length),
         cmocka_unit_test(test_filekey_parts),
         cmocka_unit_test(test_filekey_ours),
+        cmocka_unit_test(test_filekey_variant),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
