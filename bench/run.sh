@@ -33,7 +33,7 @@
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
 # the health row and the extension rows: invoice read, fail, record; search: the search
-# rows, BENCH_SEARCH [100000] articles),
+# rows, BENCH_SEARCH [100000] articles; images: the image rows, BENCH_IMAGE_RUNS [25]),
 # BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
 # BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
 # /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
@@ -118,7 +118,7 @@ $module_head
         # The floor: the same bytes from a file, same server, same worker.
         location /static/ { root $prefix; default_type application/json; }
         # The stored objects' floor: nginx's static module on the cms_storage folder.
-        location /storage/ { root $prefix; types { image/png png; } }
+        location /storage/ { root $prefix; types { image/png png; image/webp webp; } }
     }
 }
 EOF
@@ -464,7 +464,80 @@ a=$rate
 run_wrk "nginx static, the same file" "/storage/$fkey"
 b=$rate
 row2 "GET /v1/files/{key} (10 KiB)" "$a" "$b"
+# Responsive images (docs/images.md): a 12-megapixel JPEG (4000 x 3000, a gradient with
+# noise, Q90) planted under an upload's key. Rows: the cached 640-wide WebP variant against
+# nginx's static module serving the same file (goal 0.9); the first request's cost (a
+# fresh copy each time, one at a time) against `vips thumbnail` making the same variant
+# from the command line (the floor), p50 and p99 of BENCH_IMAGE_RUNS [25]; and the
+# worker's RSS while 20 first requests run at once.
+image_line=
+images_bench() {
+    local d=$TEST_CMS_VAR/bench-img ws=3f1c9a1e-2d4b-4c1a-9b1e-5a8f0c2d7e61 id i k t n=${BENCH_IMAGE_RUNS:-25}
+    local times=() floor=() pid before peak rss pids=()
+    mkdir -p "$d" "$prefix/storage/$ws"
+    chmod 755 "$prefix/storage/$ws"
+    [ "$(id -u)" = 0 ] && chown nobody "$prefix/storage/$ws"
+    vips xyz "$d/xy.v" 4000 3000
+    vips extract_band "$d/xy.v" "$d/x.v" 0
+    vips extract_band "$d/xy.v" "$d/y.v" 1
+    vips bandjoin "$d/x.v $d/y.v $d/x.v" "$d/rgb.v"
+    vips linear "$d/rgb.v" "$d/grad.v" "0.05 0.08 0.03" "20 10 60"
+    vips gaussnoise "$d/noise.v" 4000 3000 --sigma 12
+    vips add "$d/grad.v" "$d/noise.v" "$d/photo.v"
+    vips cast "$d/photo.v" "$d/photo8.v" uchar
+    vips copy "$d/photo8.v" "$d/photo.jpg[Q=90]"
+    echo; echo "== images: $(vipsheader "$d/photo.jpg"), $(stat -c %s "$d/photo.jpg") bytes"
+    plant() { id=$(cat /proc/sys/kernel/random/uuid); cp "$d/photo.jpg" "$prefix/storage/$ws/$id.jpg";
+              chmod 644 "$prefix/storage/$ws/$id.jpg"; k=$ws/$id.jpg; }
+    # the first request, one at a time, a fresh original each time
+    for i in $(seq 1 "$n"); do
+        plant
+        t=$(curl -s -o "$d/first.webp" -w '%{http_code} %{time_total}' "$url/v1/files/size/w640/format/webp/$k")
+        [ "${t%% *}" = 200 ] || { echo "bench: the first variant request answered $t" >&2; exit 1; }
+        times+=("${t#* }")
+    done
+    for i in $(seq 1 "$n"); do
+        t=$( { TIMEFORMAT=%R; time vips thumbnail "$d/photo.jpg" "$d/floor.webp[Q=80,strip]" 640 \
+                   --height 10000000 --size down >/dev/null 2>&1; } 2>&1)
+        floor+=("$t")
+    done
+    pct() { local p=$1; shift; printf '%s\n' "$@" | sort -g | awk -v p="$p" '{v[NR] = $1}
+             END {i = int((NR - 1) * p / 100 + 0.5) + 1; printf "%.0f", v[i] * 1000}'; }
+    image_line="first request of a 12 MP JPEG to a 640-wide WebP: p50 $(pct 50 "${times[@]}") ms, p99 $(pct 99 "${times[@]}") ms"
+    image_line+="; vips thumbnail from the command line: p50 $(pct 50 "${floor[@]}") ms, p99 $(pct 99 "${floor[@]}") ms"
+    echo "$image_line"
+    # the worker's RSS while 20 first requests run at once
+    pid=$(pgrep -P "$(cat "$prefix/logs/nginx.pid")" | head -1)
+    before=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+    peak=$before
+    for i in $(seq 1 20); do
+        plant
+        curl -s -o /dev/null "$url/v1/files/size/w640/format/webp/$k" & pids+=($!)
+    done
+    while kill -0 "${pids[@]}" 2>/dev/null; do
+        rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+        [ "$rss" -gt "$peak" ] && peak=$rss
+        sleep 0.02
+    done
+    wait "${pids[@]}" || true
+    image_line+="; worker RSS $((before / 1024)) MiB before 20 concurrent first requests, peak $((peak / 1024)) MiB"
+    # the cached variant against the static module on the same file
+    cmp -s "$prefix/storage/$ws/$id/w640.webp" <(curl -s "$url/v1/files/size/w640/format/webp/$k") \
+        || { echo "bench: the cached variant does not answer the stored file" >&2; exit 1; }
+    run_wrk "GET /v1/files/size/w640/format/webp/{key} (cached)" "/v1/files/size/w640/format/webp/$k"
+    a=$rate
+    run_wrk "nginx static, the same file" "/storage/$ws/$id/w640.webp"
+    b=$rate
+    row2 "GET image variant (cached, w640)" "$a" "$b"
+}
+if [ "${BENCH_ONLY:-}" = images ]; then
+    images_bench
+    report
+    echo "$image_line"
+    exit 0
+fi
 files_s3
+[ -z "${BENCH_ONLY:-}" ] && images_bench
 if [ "${BENCH_ONLY:-}" = files ]; then
     report
     exit 0
@@ -1053,6 +1126,7 @@ echo "$scale_line"
 echo "$hooks_line"
 echo "$metrics_line"
 echo "$search_line"
+echo "$image_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2
