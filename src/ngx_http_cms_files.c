@@ -51,8 +51,6 @@ static ngx_int_t ngx_http_cms_files_send(ngx_http_request_t *r,
 static void ngx_http_cms_files_unset(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_files_disposition(ngx_http_request_t *r,
     ngx_str_t *key, cms_filekey_t *k, ngx_str_t *value);
-static ngx_int_t ngx_http_cms_files_bucket(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *key, cms_filekey_t *k);
 
 
 ngx_http_cms_route_t  ngx_http_cms_files_routes[] = {
@@ -451,7 +449,7 @@ ngx_http_cms_files_disposition(ngx_http_request_t *r, ngx_str_t *key,
  * be kept for a year).
  */
 /* long: the headers, the read, then a redirect's answer */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_files_bucket(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_str_t *key, cms_filekey_t *k)
 {

@@ -45,6 +45,11 @@ ngx_int_t ngx_http_cms_files_answer(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *key, cms_filekey_t *k,
     ngx_open_file_info_t *of, ngx_str_t *path);
 
+/* from the bucket (cms_storage s3): through "@cms_s3" (NGX_DONE), or a
+   redirect to a presigned URL (reads=redirect) */
+ngx_int_t ngx_http_cms_files_bucket(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *key, cms_filekey_t *k);
+
 /* GET /v1/files/size/w{width}/{key}, .../format/{format}/{key} */
 ngx_int_t ngx_http_cms_files_size(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);

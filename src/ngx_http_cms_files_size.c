@@ -28,6 +28,8 @@
 #include "ngx_http_cms_image.h"
 #include "ngx_http_cms_response.h"
 #include "ngx_http_cms_store.h"
+#include "ngx_http_cms_store_sweep.h"
+#include "ngx_http_cms_s3.h"
 #include "ngx_http_cms_thread.h"
 #include "cms_filekey.h"
 
@@ -46,6 +48,8 @@ typedef struct {
     ngx_http_cms_flight_t      *flight;     /* the one it waits for */
     ngx_queue_t                 queue;      /* in flight->waiting */
     ngx_http_cms_image_job_t    job;        /* the maker's */
+    ngx_pool_t                 *fetch;      /* the bucket's original, in
+                                               its client's pool */
 } ngx_http_cms_variant_t;
 
 
@@ -78,6 +82,17 @@ static ngx_int_t ngx_http_cms_files_variant_made(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_files_variant_outcome(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_variant_t *v,
     ngx_http_cms_image_job_t *job);
+static ngx_int_t ngx_http_cms_files_bucket_looked(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data, ngx_uint_t status);
+static void ngx_http_cms_files_bucket_fetched(ngx_http_cms_client_t *cl);
+static void ngx_http_cms_files_bucket_work(void *data);
+static ngx_int_t ngx_http_cms_files_bucket_made(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data);
+static ngx_int_t ngx_http_cms_files_bucket_stored(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data, ngx_uint_t status);
+static ngx_int_t ngx_http_cms_files_bucket_end(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_variant_t *v, ngx_uint_t status);
+static void ngx_http_cms_files_bucket_free(void *data);
 static void ngx_http_cms_flight_end(ngx_http_cms_flight_t *f,
     ngx_http_cms_image_job_t *job);
 static void ngx_http_cms_flight_maker_gone(void *data);
@@ -91,6 +106,14 @@ static ngx_uint_t   ngx_http_cms_flights_ready;
 static ngx_http_cms_thread_job_t  ngx_http_cms_files_variant_lane = {
     ngx_http_cms_files_variant_work, NULL, ngx_http_cms_files_variant_made
 };
+
+static ngx_http_cms_thread_job_t  ngx_http_cms_files_bucket_lane = {
+    ngx_http_cms_files_bucket_work, NULL, ngx_http_cms_files_bucket_made
+};
+
+
+/* the most bytes of an original fetched from the bucket to be resized */
+#define NGX_HTTP_CMS_FILES_FETCH_MAX  (64 * 1024 * 1024)
 
 
 ngx_int_t
@@ -147,7 +170,7 @@ ngx_http_cms_files_variant(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     }
 
     if (w == NGX_ERROR || i == mcf->image.nwidths || f == NGX_ERROR
-        || mcf->storage.len == 0 || mcf->s3 != NULL)
+        || mcf->storage.len == 0)
     {
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
     }
@@ -166,7 +189,9 @@ ngx_http_cms_files_variant(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return NGX_ERROR;
     }
 
-    rc = ngx_http_cms_files_variant_serve(r, ctx, v);
+    /* the bucket is asked whether it has the variant by the maker */
+    rc = (mcf->s3 != NULL) ? NGX_DECLINED
+                           : ngx_http_cms_files_variant_serve(r, ctx, v);
 
     if (rc != NGX_DECLINED) {
         return rc;
@@ -213,9 +238,16 @@ static ngx_int_t
 ngx_http_cms_files_variant_serve(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_variant_t *v)
 {
-    ngx_int_t             rc;
-    ngx_str_t             path;
-    ngx_open_file_info_t  of;
+    ngx_int_t                  rc;
+    ngx_str_t                  path;
+    ngx_open_file_info_t       of;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    if (mcf->s3 != NULL) {
+        return ngx_http_cms_files_bucket(r, ctx, &v->vkey, &v->vk);
+    }
 
     rc = ngx_http_cms_files_open(r, &v->vkey, v->job.made, &of, &path);
 
@@ -283,6 +315,12 @@ ngx_http_cms_files_variant_make(ngx_http_request_t *r,
 
     ngx_queue_insert_tail(&ngx_http_cms_flights, &f->queue);
 
+    if (v->job.root == NGX_INVALID_FILE) {
+        /* the bucket: is the variant there? */
+        return ngx_http_cms_s3_head(r, &v->vkey,
+                                    ngx_http_cms_files_bucket_looked, v);
+    }
+
     rc = ngx_http_cms_thread_queue(r, NGX_HTTP_CMS_LANE_IMAGE,
                                    &ngx_http_cms_files_variant_lane, v);
 
@@ -304,9 +342,11 @@ ngx_http_cms_files_variant_job(ngx_http_request_t *r,
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
-    v->job.root = ngx_http_cms_store_root(&mcf->storage);
+    /* the bucket's variants are made in memory: no root */
+    v->job.root = (mcf->s3 != NULL) ? NGX_INVALID_FILE
+                                    : ngx_http_cms_store_root(&mcf->storage);
 
-    if (v->job.root == NGX_INVALID_FILE) {
+    if (v->job.root == NGX_INVALID_FILE && mcf->s3 == NULL) {
         ngx_log_error(NGX_LOG_CRIT, r->connection->log, ngx_errno,
                       "cms: open() of \"%V\" failed", &mcf->storage);
         return NGX_ERROR;
@@ -535,6 +575,243 @@ ngx_http_cms_files_variant_outcome(ngx_http_request_t *r,
                       "cms: image variant \"%V\": %s failed", &v->vkey,
                       job->what);
         return NGX_ERROR;
+    }
+}
+
+
+/*
+ * The bucket (cms_storage s3): the maker asks for the variant (HEAD);
+ * when it is missing, the original is fetched whole into memory (at most
+ * 64 MiB), the variant made from it in the image lane and stored (PUT);
+ * then the maker and its waiters read it from the bucket as any object.
+ * Each worker makes a variant at most once; another worker or host may
+ * make it too (the same bytes, stored again).
+ */
+/* long: found, or the original's fetch begun with its memory's owner */
+static ngx_int_t
+ngx_http_cms_files_bucket_looked(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data, ngx_uint_t status)
+{
+    ngx_http_cms_variant_t *v = data;
+
+    ngx_pool_t                *pool;
+    ngx_pool_cleanup_t        *cln;
+    ngx_http_cms_client_t     *cl;
+    ngx_http_cms_main_conf_t  *mcf;
+
+    static ngx_str_t  get = ngx_string("GET");
+
+    if (status != 404) {
+        return ngx_http_cms_files_bucket_end(r, ctx, v, status);
+    }
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    pool = ngx_create_pool(4096, r->connection->log);
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+
+    if (pool == NULL || cln == NULL) {
+        if (pool != NULL) {
+            ngx_destroy_pool(pool);
+        }
+
+        return NGX_ERROR;
+    }
+
+    /* the original's bytes live as long as the request, at most */
+    v->fetch = pool;
+    cln->handler = ngx_http_cms_files_bucket_free;
+    cln->data = v;
+
+    cl = ngx_pcalloc(pool, sizeof(ngx_http_cms_client_t));
+    if (cl == NULL) {
+        return NGX_ERROR;
+    }
+
+    cl->pool = pool;
+    cl->done = ngx_http_cms_files_bucket_fetched;
+    cl->data = v;
+    cl->action = "reading an image from the bucket";
+    cl->keep_body = NGX_HTTP_CMS_FILES_FETCH_MAX + 1;
+
+    if (ngx_http_cms_sweep_start(cl, mcf->s3, &get, NULL, &v->key, NULL,
+                                 "1.1")
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* a client that leaves meanwhile: its end waits for the fetch */
+    r->main->blocked++;
+
+    return NGX_DONE;
+}
+
+
+/* the original's bytes came (or not): the variant made from them */
+static void
+ngx_http_cms_files_bucket_fetched(ngx_http_cms_client_t *cl)
+{
+    ngx_http_cms_variant_t *v = cl->data;
+
+    ngx_int_t            rc;
+    ngx_connection_t    *c;
+    ngx_http_request_t  *r;
+    ngx_http_cms_ctx_t  *ctx;
+
+    r = v->request;
+    c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
+
+    r->main->blocked--;
+
+    if (c->error) {
+        rc = NGX_HTTP_CLIENT_CLOSED_REQUEST;
+
+    } else if (cl->error != NULL || cl->status != 200) {
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
+                      "cms: reading \"%V\" from the bucket failed: %ui %s",
+                      &v->key, cl->status, cl->error ? cl->error : "");
+        rc = ngx_http_cms_files_bucket_end(r, ctx, v,
+                                           cl->status == 404 ? 404 : 0);
+
+    } else if (cl->answer.len > NGX_HTTP_CMS_FILES_FETCH_MAX) {
+        v->job.status = NGX_HTTP_CMS_IMAGE_REFUSED;
+        (void) ngx_cpystrn((u_char *) v->job.reason,
+                           (u_char *) "the original is over 64 MiB",
+                           sizeof(v->job.reason));
+        rc = ngx_http_cms_files_bucket_end(r, ctx, v, 415);
+
+    } else {
+        v->job.in = cl->answer.data;
+        v->job.in_len = cl->answer.len;
+
+        rc = ngx_http_cms_thread_queue(r, NGX_HTTP_CMS_LANE_IMAGE,
+                                       &ngx_http_cms_files_bucket_lane, v);
+        if (rc == NGX_BUSY) {
+            rc = ngx_http_cms_files_bucket_end(r, ctx, v, 503);
+        }
+    }
+
+    ctx->finish(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
+
+static void
+ngx_http_cms_files_bucket_work(void *data)
+{
+    ngx_http_cms_variant_t *v = data;
+
+    ngx_http_cms_image_variant(&v->job, -1, -1);
+}
+
+
+/* the variant made in memory: stored in the bucket */
+static ngx_int_t
+ngx_http_cms_files_bucket_made(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data)
+{
+    ngx_http_cms_variant_t *v = data;
+
+    ngx_str_t  body;
+
+    ngx_http_cms_files_bucket_free(v);
+
+    if (v->job.status != NGX_HTTP_CMS_IMAGE_OK) {
+        return ngx_http_cms_files_bucket_end(r, ctx, v, 0);
+    }
+
+    body.len = v->job.size;
+    body.data = ngx_pnalloc(r->pool, body.len);
+
+    if (body.data != NULL) {
+        ngx_memcpy(body.data, v->job.out, body.len);
+    }
+
+    ngx_http_cms_image_free(&v->job);
+
+    if (body.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_cms_s3_put_bytes(r, &v->vkey, &body, v->job.sha256,
+                                     ngx_http_cms_files_bucket_stored, v);
+}
+
+
+static ngx_int_t
+ngx_http_cms_files_bucket_stored(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, void *data, ngx_uint_t status)
+{
+    ngx_http_cms_variant_t *v = data;
+
+    if (status >= 200 && status <= 299) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "cms: image variant \"%V\" made, %uz bytes, %M ms",
+                      &v->vkey, v->job.size, v->job.took);
+        status = 200;
+
+    } else {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: storing the variant \"%V\" failed: %ui",
+                      &v->vkey, status);
+        status = 503;
+    }
+
+    return ngx_http_cms_files_bucket_end(r, ctx, v, status);
+}
+
+
+/*
+ * The maker's end on the bucket: what it came to as the job's status
+ * (200 found or stored, 404 no original, 415 refused, 503 or 0 the
+ * bucket or the lane failed; a job's own status kept), then the flight
+ * ended and the maker's answer, as after a folder's job.
+ */
+static ngx_int_t
+ngx_http_cms_files_bucket_end(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_variant_t *v, ngx_uint_t status)
+{
+    ngx_http_cms_image_job_t  *job;
+
+    job = &v->job;
+
+    if (status == 200) {
+        job->status = NGX_HTTP_CMS_IMAGE_OK;
+
+    } else if (status == 404) {
+        job->status = NGX_HTTP_CMS_IMAGE_MISSING;
+
+    } else if (status == 415) {
+        job->status = NGX_HTTP_CMS_IMAGE_REFUSED;
+
+    } else if (status != 0 || job->status == NGX_HTTP_CMS_IMAGE_OK) {
+        /* the bucket or the lane: unavailable, not the image */
+        job->status = NGX_HTTP_CMS_IMAGE_TIMEDOUT;
+        (void) ngx_cpystrn((u_char *) job->reason,
+                           (u_char *) "the bucket or the image lane failed",
+                           sizeof(job->reason));
+    }
+
+    if (v->flight != NULL) {
+        ngx_http_cms_flight_end(v->flight, job);
+    }
+
+    return ngx_http_cms_files_variant_outcome(r, ctx, v, job);
+}
+
+
+/* the fetched original's memory given back */
+static void
+ngx_http_cms_files_bucket_free(void *data)
+{
+    ngx_http_cms_variant_t *v = data;
+
+    if (v->fetch != NULL) {
+        ngx_destroy_pool(v->fetch);
+        v->fetch = NULL;
+        v->job.in = NULL;
     }
 }
 

@@ -26,6 +26,7 @@
 #include <sys/file.h>
 #include <dirent.h>
 #include <vips/vips.h>
+#include <openssl/evp.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_image.h"
 #include "cms_filekey.h"
@@ -33,11 +34,11 @@
 
 /* the loaders a stored file may be read with (libvips' class names) */
 static const char  *ngx_http_cms_image_loaders[] = {
-    "VipsForeignLoadJpegFile",
-    "VipsForeignLoadPngFile",
-    "VipsForeignLoadWebpFile",
-    "VipsForeignLoadNsgifFile",
-    "VipsForeignLoadHeifFile",
+    "VipsForeignLoadJpegFile", "VipsForeignLoadJpegBuffer",
+    "VipsForeignLoadPngFile", "VipsForeignLoadPngBuffer",
+    "VipsForeignLoadWebpFile", "VipsForeignLoadWebpBuffer",
+    "VipsForeignLoadNsgifFile", "VipsForeignLoadNsgifBuffer",
+    "VipsForeignLoadHeifFile", "VipsForeignLoadHeifBuffer",
     NULL
 };
 
@@ -65,10 +66,13 @@ typedef struct {
 } ngx_http_cms_image_clock_t;
 
 
-static int ngx_http_cms_image_allowed(const char *path, char *reason,
-    size_t size);
+static int ngx_http_cms_image_allowed(const char *path, const u_char *in,
+    size_t in_len, char *reason, size_t size);
 static VipsImage *ngx_http_cms_image_open(const char *path,
-    uint64_t max_pixels, char *reason, size_t size);
+    const u_char *in, size_t in_len, uint64_t max_pixels, char *reason,
+    size_t size);
+static void ngx_http_cms_image_keep(ngx_http_cms_image_job_t *job,
+    void *buf, size_t len);
 static VipsImage *ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job,
     const char *path);
 static int ngx_http_cms_image_save(VipsImage *in, ngx_uint_t format,
@@ -190,7 +194,7 @@ ngx_http_cms_image_variant(ngx_http_cms_image_job_t *job, int fd, int dir)
 
     (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
-    out = ngx_http_cms_image_resize(job, path);
+    out = ngx_http_cms_image_resize(job, job->in ? NULL : path);
     if (out == NULL) {
         job->status = NGX_HTTP_CMS_IMAGE_REFUSED;
         return;
@@ -214,6 +218,11 @@ ngx_http_cms_image_variant(ngx_http_cms_image_job_t *job, int fd, int dir)
         return;
     }
 
+    if (dir == -1) {
+        ngx_http_cms_image_keep(job, buf, len);
+        return;
+    }
+
     if (ngx_http_cms_image_place(dir, job->name, buf, len, &job->what)
         != 0)
     {
@@ -229,8 +238,39 @@ ngx_http_cms_image_variant(ngx_http_cms_image_job_t *job, int fd, int dir)
 }
 
 
-/* the image at "path" checked, then resized (lazily: the save decodes);
-   NULL with job->reason set */
+void
+ngx_http_cms_image_free(ngx_http_cms_image_job_t *job)
+{
+    g_free(job->out);
+    job->out = NULL;
+}
+
+
+/* the variant's bytes kept for the bucket, with their SHA-256 in hex */
+static void
+ngx_http_cms_image_keep(ngx_http_cms_image_job_t *job, void *buf, size_t len)
+{
+    u_char        md[EVP_MAX_MD_SIZE];
+    unsigned int  n;
+
+    if (EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
+        g_free(buf);
+        errno = 0;
+        job->what = "SHA-256 of a variant";
+        job->status = NGX_HTTP_CMS_IMAGE_FAILED;
+        return;
+    }
+
+    *ngx_hex_dump(job->sha256, md, 32) = '\0';
+    job->out = buf;
+    job->size = len;
+    job->made = 1;
+}
+
+
+/* the image at "path" (or job->in) checked, then resized (lazily: the
+   save decodes); NULL with job->reason set */
+/* long: checked, resized from a file or memory, then flattened */
 static VipsImage *
 ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job, const char *path)
 {
@@ -239,7 +279,8 @@ ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job, const char *path)
 
     static double  white[] = { 255.0, 255.0, 255.0 };
 
-    in = ngx_http_cms_image_open(path, job->max_pixels, job->reason,
+    in = ngx_http_cms_image_open(path, job->in, job->in_len,
+                                 job->max_pixels, job->reason,
                                  sizeof(job->reason));
     if (in == NULL) {
         return NULL;
@@ -249,13 +290,16 @@ ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job, const char *path)
 
     /* the width asked for, or the original's when it is narrower; the
        EXIF orientation applied (libvips' default) */
-    if (vips_thumbnail(path, &out, (int) job->width,
-                       "height", VIPS_MAX_COORD,
-                       "size", VIPS_SIZE_DOWN,
-                       "fail_on", VIPS_FAIL_ON_TRUNCATED,
-                       NULL)
-        != 0)
-    {
+    rc = (path != NULL)
+         ? vips_thumbnail(path, &out, (int) job->width,
+                          "height", VIPS_MAX_COORD, "size", VIPS_SIZE_DOWN,
+                          "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL)
+         : vips_thumbnail_buffer((void *) job->in, job->in_len, &out,
+                                 (int) job->width,
+                                 "height", VIPS_MAX_COORD,
+                                 "size", VIPS_SIZE_DOWN,
+                                 "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
+    if (rc != 0) {
         ngx_http_cms_image_reason(job->reason, sizeof(job->reason),
                                   "the image could not be decoded");
         return NULL;
@@ -280,21 +324,27 @@ ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job, const char *path)
 }
 
 
-/* the file at "path" when an allowed loader claims it, its header read
-   and its pixels within bounds; else NULL and the reason */
+/* the file at "path" (or the bytes "in") when an allowed loader claims
+   it, its header read and its pixels within bounds; else NULL and the
+   reason */
 static VipsImage *
-ngx_http_cms_image_open(const char *path, uint64_t max_pixels, char *reason,
-    size_t size)
+ngx_http_cms_image_open(const char *path, const u_char *in_buf,
+    size_t in_len, uint64_t max_pixels, char *reason, size_t size)
 {
     uint64_t    pixels;
     VipsImage  *in;
 
-    if (!ngx_http_cms_image_allowed(path, reason, size)) {
+    if (!ngx_http_cms_image_allowed(path, in_buf, in_len, reason, size)) {
         return NULL;
     }
 
-    in = vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL,
-                                  "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
+    in = (path != NULL)
+         ? vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL,
+                                    "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL)
+         : vips_image_new_from_buffer(in_buf, in_len, "",
+                                      "access", VIPS_ACCESS_SEQUENTIAL,
+                                      "fail_on", VIPS_FAIL_ON_TRUNCATED,
+                                      NULL);
     if (in == NULL) {
         ngx_http_cms_image_reason(reason, size,
                                   "the image's header could not be read");
@@ -316,14 +366,17 @@ ngx_http_cms_image_open(const char *path, uint64_t max_pixels, char *reason,
 }
 
 
-/* whether the loader libvips would read "path" with is allowed */
+/* whether the loader libvips would read "path" (or "in") with is
+   allowed */
 static int
-ngx_http_cms_image_allowed(const char *path, char *reason, size_t size)
+ngx_http_cms_image_allowed(const char *path, const u_char *in, size_t in_len,
+    char *reason, size_t size)
 {
     ngx_uint_t   i;
     const char  *loader;
 
-    loader = vips_foreign_find_load(path);
+    loader = (path != NULL) ? vips_foreign_find_load(path)
+                            : vips_foreign_find_load_buffer(in, in_len);
 
     if (loader == NULL) {
         ngx_http_cms_image_reason(reason, size, "not an image");
@@ -525,7 +578,8 @@ ngx_http_cms_image_probe(int fd, uint64_t max_pixels, ngx_msec_t timeout,
 
     (void) snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 
-    in = ngx_http_cms_image_open(path, UINT64_MAX, reason, sizeof(reason));
+    in = ngx_http_cms_image_open(path, NULL, 0, UINT64_MAX, reason,
+                                 sizeof(reason));
     if (in == NULL) {
         vips_error_clear();
         return;

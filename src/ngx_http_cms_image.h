@@ -58,23 +58,35 @@ typedef struct {
     uint64_t                    max_pixels;
     ngx_msec_t                  timeout;
 
+    const u_char               *in;          /* the original in memory
+                                                (a bucket's), or NULL */
+    size_t                      in_len;
+
     ngx_uint_t                  status;      /* _image_status_e */
     ngx_uint_t                  made;        /* 0: another worker had */
     int                         err;
     const char                 *what;
     char                        reason[128]; /* a refusal's, for the log */
     size_t                      size;        /* the variant's bytes */
+    void                       *out;         /* dir -1: them (g_free()) */
+    u_char                      sha256[65];  /* and their hash, in hex */
     ngx_msec_t                  took;
 } ngx_http_cms_image_job_t;
 
 /*
- * In a pool thread: the original open at "fd" checked (loader, pixels),
- * resized to job->width (never enlarged, orientation applied), encoded in
- * job->format without metadata, and written as job->name in the folder
- * "dir" (a temporary name, fsync, rename); job->status says how it went.
+ * In a pool thread: the original open at "fd" (or job->in) checked
+ * (loader, pixels), resized to job->width (never enlarged, orientation
+ * applied), encoded in job->format without metadata, and written as
+ * job->name in the folder "dir" (a temporary name, fsync, rename), or,
+ * with dir -1, kept in job->out with its SHA-256; job->status says how it
+ * went.
  */
 void ngx_http_cms_image_variant(ngx_http_cms_image_job_t *job, int fd,
     int dir);
+
+
+/* a job's variant bytes (job->out) given back */
+void ngx_http_cms_image_free(ngx_http_cms_image_job_t *job);
 
 
 /*

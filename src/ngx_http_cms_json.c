@@ -434,7 +434,7 @@ ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v, size_t len)
  * "/v1/files/<key>"): the variant of each cms_image_widths width narrower
  * than the image, "<prefix>size/w<w>/<key> <w>w", then the original,
  * "<url> <width>w", joined by ", ", as a JSON string; null where the
- * variants are not served (no folder storage).  With p NULL, only the
+ * variants are not served (no cms_storage).  With p NULL, only the
  * length is counted.
  */
 /* long: the row's parts found, then each candidate written */
@@ -465,7 +465,7 @@ ngx_http_cms_json_srcset(u_char *p, u_char *v, size_t len)
     }
 
     if (width <= 0 || key == NULL || key == end || mcf == NULL
-        || mcf->storage.len == 0 || mcf->s3 != NULL)
+        || mcf->storage.len == 0)
     {
         return ngx_http_cms_json_put(p, (u_char *) "null", 4);
     }

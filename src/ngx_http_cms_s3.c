@@ -263,6 +263,46 @@ ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key, u_char *path,
 }
 
 
+ngx_int_t
+ngx_http_cms_s3_head(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_http_cms_s3_done_pt done, void *data)
+{
+    return ngx_http_cms_s3_put_bytes(r, key, NULL, NULL, done, data);
+}
+
+
+ngx_int_t
+ngx_http_cms_s3_put_bytes(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_str_t *body, u_char *sha256, ngx_http_cms_s3_done_pt done,
+    void *data)
+{
+    ngx_http_cms_s3_op_t  *op;
+
+    static ngx_str_t  head = ngx_string("HEAD");
+
+    op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_s3_op_t));
+    if (op == NULL) {
+        return NGX_ERROR;
+    }
+
+    op->done = done;
+    op->data = data;
+    op->key = *key;
+
+    if (body == NULL) {
+        return ngx_http_cms_s3_exchange(r, op, &head, NULL, NULL, NULL,
+                                        ngx_http_cms_s3_last);
+    }
+
+    op->body = *body;
+    op->size = body->len;
+
+    return ngx_http_cms_s3_exchange(r, op, &ngx_http_cms_s3_put, NULL, sha256,
+                                    ngx_http_cms_s3_type(key),
+                                    ngx_http_cms_s3_last);
+}
+
+
 /*
  * One exchange with the bucket: "method" on the op's key (and "query"),
  * its body the op's file range (body_off, body_len) or memory (body), a

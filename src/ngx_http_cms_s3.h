@@ -81,4 +81,16 @@ ngx_int_t ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key,
     void *data);
 
 
+/*
+ * PUT of "body" (in memory, SHA-256 "sha256" in hex) at "key"; with body
+ * NULL, ngx_http_cms_s3_head(): HEAD of "key" (status 200 or 404).
+ * done() once the bucket answered.  NGX_DONE, or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_s3_put_bytes(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_str_t *body, u_char *sha256, ngx_http_cms_s3_done_pt done,
+    void *data);
+ngx_int_t ngx_http_cms_s3_head(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_http_cms_s3_done_pt done, void *data);
+
+
 #endif /* _NGX_HTTP_CMS_S3_H_INCLUDED_ */
