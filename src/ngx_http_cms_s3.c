@@ -229,20 +229,37 @@ ngx_http_cms_s3_presign(ngx_http_request_t *r, ngx_http_cms_s3_conf_t *scf,
 
 /* writes and deletes */
 
+/* an exchange's state in r->pool, its caller's done() and key */
+static ngx_http_cms_s3_op_t *
+ngx_http_cms_s3_op(ngx_http_request_t *r, ngx_str_t *key,
+    ngx_http_cms_s3_done_pt done, void *data)
+{
+    ngx_http_cms_s3_op_t  *op;
+
+    op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_s3_op_t));
+    if (op == NULL) {
+        return NULL;
+    }
+
+    op->done = done;
+    op->data = data;
+    op->key = *key;
+
+    return op;
+}
+
+
 ngx_int_t
 ngx_http_cms_s3_send(ngx_http_request_t *r, ngx_str_t *key, u_char *path,
     off_t size, u_char *sha256, ngx_http_cms_s3_done_pt done, void *data)
 {
     ngx_http_cms_s3_op_t  *op;
 
-    op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_s3_op_t));
+    op = ngx_http_cms_s3_op(r, key, done, data);
     if (op == NULL) {
         return NGX_ERROR;
     }
 
-    op->done = done;
-    op->data = data;
-    op->key = *key;
     op->path = path;
     op->size = size;
 
@@ -280,14 +297,10 @@ ngx_http_cms_s3_put_bytes(ngx_http_request_t *r, ngx_str_t *key,
 
     static ngx_str_t  head = ngx_string("HEAD");
 
-    op = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_s3_op_t));
+    op = ngx_http_cms_s3_op(r, key, done, data);
     if (op == NULL) {
         return NGX_ERROR;
     }
-
-    op->done = done;
-    op->data = data;
-    op->key = *key;
 
     if (body == NULL) {
         return ngx_http_cms_s3_exchange(r, op, &head, NULL, NULL, NULL,

@@ -16,7 +16,7 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Cms::Fixtures qw(req diag_resp check_err one signup workspace);
+use Cms::Fixtures qw(req diag_resp check_err one signup workspace upload_bytes);
 use Compress::Zlib ();
 use Digest::SHA ();
 use File::Path qw(make_path);
@@ -109,15 +109,7 @@ my %TYPE = (jpg => 'image/jpeg', png => 'image/png', gif => 'image/gif');
 sub upload {
     my ($file) = @_;
     my ($ext) = $file =~ /\.(\w+)$/;
-    my $bytes = slurp("$TMP/$file");
-    my $r = req(POST => "/v1/workspaces/$wid/media/uploads", $ot,
-                { filename => $file, content_type => $TYPE{$ext}, size_bytes => length $bytes });
-    die 'reserve: ' . diag_resp($r) unless $r->{status} == 201;
-    my $u = $r->{json}{upload};
-    $r = http(PUT => "/v1/workspaces/$wid/media/$u->{asset_id}/content",
-              [Authorization => "Bearer $ot", 'Content-Type' => 'application/octet-stream'], $bytes);
-    die "upload $file: " . diag_resp($r) unless $r->{status} == 200;
-    return { %{$r->{json}{media}}, key => $u->{storage_key} };
+    return upload_bytes($ot, $wid, $file, $TYPE{$ext}, slurp("$TMP/$file"));
 }
 
 my %m = map { $_ => upload($_) } qw(oriented.jpg alpha.png deep.png big.jpg truncated.jpg anim.gif bomb.png);

@@ -9,7 +9,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::S3;
-use Cms::Fixtures qw(req diag_resp check_err signup workspace);
+use Cms::Fixtures qw(req diag_resp check_err signup workspace upload_bytes);
 use Compress::Zlib ();
 use Digest::SHA ();
 
@@ -35,18 +35,7 @@ my $owner = signup();
 my $ot = $owner->{token};
 my $wid = workspace($ot, 'Bucket images');
 
-sub upload {
-    my ($file, $type) = @_;
-    my $bytes = slurp("$TMP/$file");
-    my $r = req(POST => "/v1/workspaces/$wid/media/uploads", $ot,
-                { filename => $file, content_type => $type, size_bytes => length $bytes });
-    die 'reserve: ' . diag_resp($r) unless $r->{status} == 201;
-    my $u = $r->{json}{upload};
-    $r = http(PUT => "/v1/workspaces/$wid/media/$u->{asset_id}/content",
-              [Authorization => "Bearer $ot", 'Content-Type' => 'application/octet-stream'], $bytes);
-    die "upload $file: " . diag_resp($r) unless $r->{status} == 200;
-    return { %{$r->{json}{media}}, key => $u->{storage_key} };
-}
+sub upload { upload_bytes($ot, $wid, $_[0], $_[1], slurp("$TMP/$_[0]")) }
 
 my $photo = upload('photo.jpg', 'image/jpeg');
 my $bomb = upload('bomb.png', 'image/png');

@@ -50,7 +50,7 @@ our @EXPORT_OK = qw(
     req req_spec diag_resp check_err check_ext_err check_subset one
     master_secret session_key pepper account_token account_token_hash
     new_email signup signup_defaults workspace api_key key demoted_key mk mkcat revisions
-    check_url_field
+    check_url_field upload_bytes
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
     key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked waiting_on_lock
@@ -688,6 +688,27 @@ sub waiting_on_lock {
 =item rss_kb($pid)
 
 The process's resident memory (VmRSS) in kB, 0 when it is gone.
+
+=item upload_bytes($token, $workspace, $filename, $content_type, $bytes)
+
+A file stored the studio's way: C<POST .../media/uploads> reserves it, C<PUT
+.../media/{id}/content> sends the bytes. Dies unless both succeed; returns the media record
+with C<key> (the storage key) added.
+
+=cut
+
+sub upload_bytes {
+    my ($tok, $ws, $file, $type, $bytes) = @_;
+    my $r = req(POST => "/v1/workspaces/$ws/media/uploads", $tok,
+                { filename => $file, content_type => $type, size_bytes => length $bytes });
+    die "reserve $file: " . diag_resp($r) unless $r->{status} == 201;
+    my $u = $r->{json}{upload};
+    $r = Cms::Test::http(PUT => "/v1/workspaces/$ws/media/$u->{asset_id}/content",
+                         [Authorization => "Bearer $tok", 'Content-Type' => 'application/octet-stream'],
+                         $bytes);
+    die "upload $file: " . diag_resp($r) unless $r->{status} == 200;
+    return { %{$r->{json}{media}}, key => $u->{storage_key} };
+}
 
 =item stream_upload(%o)
 
