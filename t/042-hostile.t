@@ -173,6 +173,11 @@ sub account_token {
     print $fh "\x89PNG\r\n\x1a\n";
     close $fh;
     chmod 0644, "$dir/hostile.png";
+    # an image under an upload's key (GET /v1/files/size/...): a 1x1 PNG
+    open $fh, '>:raw', "$dir/0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.png" or die "$dir: $!";
+    print $fh MIME::Base64::decode_base64('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==');
+    close $fh;
+    chmod 0644, "$dir/0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.png";
     # the workers store uploads of this workspace in the same folder
     if ($> == 0) {
         my ($uid, $gid) = (getpwnam('nobody'))[2, 3];
@@ -183,6 +188,7 @@ sub account_token {
 my ($N, $EMAILS, $STREAM) = (0, 0);
 my %FILL = (
     file_key => sub { "$ws/hostile.png" },
+    image_key => sub { "$ws/0b6f3c2a-1d2e-4f5a-8b9c-0d1e2f3a4b5c.png" },
     # a 1x1 PNG: what PUT /v1/me/avatar's control stores
     png => sub { MIME::Base64::decode_base64('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==') },
     n => sub { ++$N },

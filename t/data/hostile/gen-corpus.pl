@@ -401,6 +401,10 @@ __DATA__
   {"route": "GET /v1/openapi.json", "cred": "none", "type": "application/json"},
   {"route": "GET /v1/docs", "cred": "none", "type": "text/html"},
   {"route": "GET /v1/files/*key", "cred": "none", "params": {"key": "{{file_key}}"}, "type": "image/png"},
+  {"route": "GET /v1/files/size/:width/*key", "cred": "none",
+   "params": {"width": "w320", "key": "{{image_key}}"}, "type": "image/png"},
+  {"route": "GET /v1/files/size/:width/format/:format/*key", "cred": "none",
+   "params": {"width": "w320", "format": "webp", "key": "{{image_key}}"}, "type": "image/webp"},
 
   {"route": "POST /v1/auth/signup", "cred": "none",
    "body": {"email": "{{email}}", "password": "password number 1", "name": "Hostile"},
