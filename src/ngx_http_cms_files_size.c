@@ -93,6 +93,7 @@ static ngx_int_t ngx_http_cms_files_bucket_stored(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_files_bucket_end(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_variant_t *v, ngx_uint_t status);
 static void ngx_http_cms_files_bucket_free(void *data);
+static ngx_uint_t ngx_http_cms_files_bucket_mode(ngx_http_request_t *r);
 static void ngx_http_cms_flight_end(ngx_http_cms_flight_t *f,
     ngx_http_cms_image_job_t *job);
 static void ngx_http_cms_flight_maker_gone(void *data);
@@ -281,8 +282,12 @@ ngx_http_cms_files_variant_make(ngx_http_request_t *r,
     {
         f = ngx_queue_data(q, ngx_http_cms_flight_t, queue);
 
+        /* the same variant of the same original (a key naming another
+           extension of the asset is another original) */
         if (f->vkey.len == v->vkey.len
-            && ngx_strncmp(f->vkey.data, v->vkey.data, v->vkey.len) == 0)
+            && ngx_strncmp(f->vkey.data, v->vkey.data, v->vkey.len) == 0
+            && f->maker != NULL && f->maker->key.len == v->key.len
+            && ngx_strncmp(f->maker->key.data, v->key.data, v->key.len) == 0)
         {
             return ngx_http_cms_files_variant_wait(r, v, f);
         }
@@ -436,6 +441,10 @@ ngx_http_cms_files_variant_work(void *data)
         job->err = errno;
         job->what = "flock() of the original";
         job->status = NGX_HTTP_CMS_IMAGE_FAILED;
+
+    } else if (fstat(fd, &st) == 0 && st.st_nlink == 0) {
+        /* removed while this job waited for it: no variant of it now */
+        job->status = NGX_HTTP_CMS_IMAGE_MISSING;
 
     } else {
         dir = ngx_http_cms_files_variant_folder(job);
@@ -594,6 +603,7 @@ ngx_http_cms_files_bucket_looked(ngx_http_request_t *r,
 {
     ngx_http_cms_variant_t *v = data;
 
+    ngx_int_t                  rc;
     ngx_pool_t                *pool;
     ngx_pool_cleanup_t        *cln;
     ngx_http_cms_client_t     *cl;
@@ -603,6 +613,15 @@ ngx_http_cms_files_bucket_looked(ngx_http_request_t *r,
 
     if (status != 404) {
         return ngx_http_cms_files_bucket_end(r, ctx, v, status);
+    }
+
+    /* a place in the image lane before the original is read: at most the
+       lane's jobs and queue hold originals in memory */
+    rc = ngx_http_cms_thread_reserve(r, NGX_HTTP_CMS_LANE_IMAGE);
+
+    if (rc != NGX_OK) {
+        return (rc == NGX_BUSY) ? ngx_http_cms_files_bucket_end(r, ctx, v, 503)
+                                : NGX_ERROR;
     }
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
@@ -668,7 +687,7 @@ ngx_http_cms_files_bucket_fetched(ngx_http_cms_client_t *cl)
     if (c->error) {
         rc = NGX_HTTP_CLIENT_CLOSED_REQUEST;
 
-    } else if (cl->error != NULL || cl->status != 200) {
+    } else if (cl->error != NULL || cl->status != 200 || cl->body > 0) {
         ngx_log_error(NGX_LOG_ERR, c->log, 0,
                       "cms: reading \"%V\" from the bucket failed: %ui %s",
                       &v->key, cl->status, cl->error ? cl->error : "");
@@ -716,7 +735,10 @@ ngx_http_cms_files_bucket_made(ngx_http_request_t *r,
 
     ngx_str_t  body;
 
-    ngx_http_cms_files_bucket_free(v);
+    /* the original's bytes are not needed any more */
+    ngx_destroy_pool(v->fetch);
+    v->fetch = NULL;
+    v->job.in = NULL;
 
     if (v->job.status != NGX_HTTP_CMS_IMAGE_OK) {
         return ngx_http_cms_files_bucket_end(r, ctx, v, 0);
@@ -802,7 +824,8 @@ ngx_http_cms_files_bucket_end(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* the fetched original's memory given back */
+/* the request ends: the fetched original's memory and the variant's
+   bytes given back, if a job that did not come back left them */
 static void
 ngx_http_cms_files_bucket_free(void *data)
 {
@@ -813,6 +836,19 @@ ngx_http_cms_files_bucket_free(void *data)
         v->fetch = NULL;
         v->job.in = NULL;
     }
+
+    ngx_http_cms_image_free(&v->job);
+}
+
+
+static ngx_uint_t
+ngx_http_cms_files_bucket_mode(ngx_http_request_t *r)
+{
+    ngx_http_cms_main_conf_t  *mcf;
+
+    mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
+
+    return mcf->s3 != NULL;
 }
 
 
@@ -854,6 +890,10 @@ ngx_http_cms_flight_end(ngx_http_cms_flight_t *f,
 
         if (job != NULL) {
             rc = ngx_http_cms_files_variant_outcome(r, ctx, v, job);
+
+        } else if (ngx_http_cms_files_bucket_mode(r)) {
+            /* the bucket: its maker asks it again */
+            rc = ngx_http_cms_files_variant_make(r, v);
 
         } else {
             rc = ngx_http_cms_files_variant_serve(r, ctx, v);

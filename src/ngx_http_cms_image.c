@@ -73,6 +73,7 @@ static VipsImage *ngx_http_cms_image_open(const char *path,
     size_t size);
 static void ngx_http_cms_image_keep(ngx_http_cms_image_job_t *job,
     void *buf, size_t len);
+static int ngx_http_cms_image_unfold(int dir, const char *leaf);
 static VipsImage *ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job,
     const char *path);
 static int ngx_http_cms_image_save(VipsImage *in, ngx_uint_t format,
@@ -274,8 +275,9 @@ ngx_http_cms_image_keep(ngx_http_cms_image_job_t *job, void *buf, size_t len)
 static VipsImage *
 ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job, const char *path)
 {
-    int         rc;
-    VipsImage  *in, *out, *flat;
+    int               rc;
+    VipsImage        *in, *out, *flat;
+    VipsArrayDouble  *bg;
 
     static double  white[] = { 255.0, 255.0, 255.0 };
 
@@ -310,8 +312,9 @@ ngx_http_cms_image_resize(ngx_http_cms_image_job_t *job, const char *path)
         return out;
     }
 
-    rc = vips_flatten(out, &flat, "background",
-                      vips_array_double_new(white, 3), NULL);
+    bg = vips_array_double_new(white, 3);
+    rc = vips_flatten(out, &flat, "background", bg, NULL);
+    vips_area_unref(VIPS_AREA(bg));
     g_object_unref(out);
 
     if (rc != 0) {
@@ -382,6 +385,8 @@ ngx_http_cms_image_allowed(const char *path, const u_char *in, size_t in_len,
         ngx_http_cms_image_reason(reason, size, "not an image");
         return 0;
     }
+
+    g_free(vips_error_buffer_copy());
 
     for (i = 0; ngx_http_cms_image_loaders[i] != NULL; i++) {
         if (ngx_strcmp(loader, ngx_http_cms_image_loaders[i]) == 0) {
@@ -498,38 +503,79 @@ failed:
 }
 
 
-/* long: the folder read through, then removed */
+/* long: the original locked, its variants removed, then the original */
 int
 ngx_http_cms_image_forget(int dir, const char *name)
 {
-    int             fd, err;
-    DIR            *d;
-    char            leaf[CMS_FILEKEY_MAX + 1];
-    size_t          n;
-    const char     *dot;
-    struct dirent  *de;
+    int          orig, err;
+    char         leaf[CMS_FILEKEY_MAX + 1];
+    size_t       n;
+    const char  *dot;
 
     dot = strrchr(name, '.');
     n = (dot != NULL) ? (size_t) (dot - name) : ngx_strlen(name);
 
     if (n == 0 || n >= sizeof(leaf)) {
-        return 0;
+        errno = EINVAL;
+        return -1;
     }
 
     ngx_memcpy(leaf, name, n);
     leaf[n] = '\0';
 
+    /* a maker holds the original's lock while it writes a variant: taken
+       here, no variant is being made; unlinked under it, none is begun
+       (a maker checks the original is still linked once it has it) */
+    orig = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (orig == -1 && errno != ENOENT) {
+        return -1;
+    }
+
+    if (orig != -1 && flock(orig, LOCK_EX) == -1) {
+        err = errno;
+        (void) close(orig);
+        errno = err;
+        return -1;
+    }
+
+    err = ngx_http_cms_image_unfold(dir, leaf);
+
+    if (!err && orig != -1 && unlinkat(dir, name, 0) == -1
+        && errno != ENOENT)
+    {
+        err = errno;
+    }
+
+    if (orig != -1) {
+        (void) close(orig);
+    }
+
+    errno = err;
+
+    return err ? -1 : 0;
+}
+
+
+/* the variants' folder "leaf" in "dir" read through and removed: 0, or
+   the errno of what failed */
+static int
+ngx_http_cms_image_unfold(int dir, const char *leaf)
+{
+    int             fd, err;
+    DIR            *d;
+    struct dirent  *de;
+
     fd = openat(dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd == -1) {
-        return (errno == ENOENT || errno == ENOTDIR) ? 0 : -1;
+        return (errno == ENOENT || errno == ENOTDIR) ? 0 : errno;
     }
 
     d = fdopendir(fd);
     if (d == NULL) {
         err = errno;
         (void) close(fd);
-        errno = err;
-        return -1;
+        return err;
     }
 
     err = 0;
@@ -537,13 +583,10 @@ ngx_http_cms_image_forget(int dir, const char *name)
     /* the variants and a maker's temporary files; nothing else is made
        there */
     while ((de = readdir(d)) != NULL) {
-        if (ngx_strcmp(de->d_name, ".") == 0
-            || ngx_strcmp(de->d_name, "..") == 0)
+        if (ngx_strcmp(de->d_name, ".") != 0
+            && ngx_strcmp(de->d_name, "..") != 0
+            && unlinkat(fd, de->d_name, 0) == -1 && errno != ENOENT)
         {
-            continue;
-        }
-
-        if (unlinkat(fd, de->d_name, 0) == -1 && errno != ENOENT) {
             err = errno;
         }
     }
@@ -554,9 +597,7 @@ ngx_http_cms_image_forget(int dir, const char *name)
         err = errno;
     }
 
-    errno = err;
-
-    return err ? -1 : 0;
+    return err;
 }
 
 
@@ -675,14 +716,15 @@ ngx_http_cms_image_since(struct timespec *start)
 static void
 ngx_http_cms_image_reason(char *reason, size_t size, const char *what)
 {
-    size_t       n;
-    const char  *err;
+    char    *err;
+    size_t   n;
 
-    err = vips_error_buffer();
-    n = strcspn(err, "\n");
+    /* copied and cleared under libvips' lock: other jobs write there */
+    err = vips_error_buffer_copy();
+    n = (err != NULL) ? strcspn(err, "\n") : 0;
 
     (void) snprintf(reason, size, "%s%s%.*s", what, n ? ": " : "", (int) n,
-                    err);
+                    n ? err : "");
 
-    vips_error_clear();
+    g_free(err);
 }

@@ -90,9 +90,11 @@ void ngx_http_cms_image_free(ngx_http_cms_image_job_t *job);
 
 
 /*
- * In a pool thread: the variants of the original "name" ("<asset>.<ext>")
- * in the folder "dir" removed, with their folder "<asset>"; 0, or -1 with
- * errno (what could be removed is).
+ * In a pool thread: the original "name" ("<asset>.<ext>") in the folder
+ * "dir" removed with its variants and their folder "<asset>", under the
+ * original's lock (no variant is being made meanwhile, none after); 0
+ * (also when none was there), or -1 with errno (what could be removed
+ * is; the original stays when its variants could not all go).
  */
 int ngx_http_cms_image_forget(int dir, const char *name);
 

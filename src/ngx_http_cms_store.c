@@ -861,14 +861,14 @@ ngx_http_cms_store_finish_work(void *data)
         goto done;
 
     default: /* NGX_HTTP_CMS_STORE_REMOVE */
-        if (cms_filekey_upload((char *) st->key.data, st->key.len)
-            && ngx_http_cms_image_forget(dir, name) == -1)
-        {
-            ngx_http_cms_store_fail(st, "removing an image's variants");
-            goto done;
-        }
+        if (cms_filekey_upload((char *) st->key.data, st->key.len)) {
+            /* an upload goes with its image variants */
+            if (ngx_http_cms_image_forget(dir, name) == -1) {
+                ngx_http_cms_store_fail(st, "removing an upload");
+                goto done;
+            }
 
-        if (unlinkat(dir, name, 0) == -1) {
+        } else if (unlinkat(dir, name, 0) == -1) {
             if (errno != ENOENT) {
                 ngx_http_cms_store_fail(st, "unlinkat()");
             }

@@ -414,10 +414,11 @@ ngx_http_cms_sweep_unlink(void *data, ngx_log_t *log)
             continue;
         }
 
-        if (cms_filekey_upload((char *) rm->keys[i].data, rm->keys[i].len)
-            && ngx_http_cms_image_forget(dir, (char *) slash + 1) == -1)
-        {
-            rm->removed[i] = 0;
+        if (cms_filekey_upload((char *) rm->keys[i].data, rm->keys[i].len)) {
+            /* an upload goes with its image variants */
+            rm->removed[i] = (ngx_http_cms_image_forget(dir,
+                                                         (char *) slash + 1)
+                              == 0 && fsync(dir) == 0);
 
         } else if (unlinkat(dir, (char *) slash + 1, 0) == 0) {
             rm->removed[i] = (fsync(dir) == 0);
