@@ -6,6 +6,7 @@
 # matching If-None-Match with 304 and are cacheable five minutes; HEAD has no body. Headless
 # Chromium (when installed; CI requires it) runs the page under its policy.
 use strict;
+use Compress::Zlib ();
 use warnings;
 use Cms::Test;
 use Digest::SHA qw(sha256 sha256_hex);
@@ -98,6 +99,28 @@ unlike $csp, qr/unsafe-eval|https?:/, 'CSP: no eval, no other host';
 
 my $h = http(HEAD => '/v1/docs');
 is $h->{headers}{'content-security-policy'}, $csp, 'HEAD: the same CSP';
+
+# the page gzipped at build time, for a client that takes it
+{
+    like $r->{headers}{vary} // '', qr/Accept-Encoding/, '/v1/docs varies by Accept-Encoding';
+    my $gz = http(GET => '/v1/docs', { 'Accept-Encoding' => 'gzip, deflate, br' }, undef, openapi => 0);
+    is $gz->{status}, 200, 'gzip: 200';
+    is $gz->{headers}{'content-encoding'}, 'gzip', 'gzip: Content-Encoding: gzip';
+    like $gz->{headers}{vary} // '', qr/Accept-Encoding/, 'gzip: Vary: Accept-Encoding';
+    my $copy = $gz->{body};    # memGunzip() eats its argument
+    is Compress::Zlib::memGunzip($copy), $r->{body}, 'gzip: the same page once inflated';
+    cmp_ok length $gz->{body}, '<', length($r->{body}) / 3,
+        'gzip: under a third of the bytes (' . length($gz->{body}) . ' of ' . length($r->{body}) . ')';
+    my $gtag = $gz->{headers}{etag} // '';
+    is $gtag, '"' . substr(sha256_hex($gz->{body}), 0, 32) . '"', 'gzip: a strong ETag of its own bytes';
+    is http(GET => '/v1/docs', { 'Accept-Encoding' => 'gzip', 'If-None-Match' => $gtag }, undef,
+            openapi => 0)->{status}, 304, 'gzip: If-None-Match with its ETag is 304';
+    is http(GET => '/v1/docs', { 'Accept-Encoding' => 'gzip', 'If-None-Match' => $r->{headers}{etag} },
+            undef, openapi => 0)->{status}, 200, 'gzip: the plain page\'s ETag is another representation: 200';
+    is $gz->{headers}{'content-security-policy'}, $csp, 'gzip: the same CSP';
+    is http(GET => '/v1/docs', { 'Accept-Encoding' => 'identity' }, undef, openapi => 0)->{headers}
+        {'content-encoding'}, undef, 'Accept-Encoding: identity: the plain page';
+}
 
 # --- the page in a browser, under its CSP -------------------------------------------------
 # Headless Chromium (Debian's chromium, scripts/deps.sh test) loads /v1/docs from nginx,

@@ -27,7 +27,7 @@ for my $i (1 .. 5) {
 
 my @GZ = ('Accept-Encoding' => 'gzip');
 sub get { my ($path, @h) = @_; http(GET => $path, [@h], undef, openapi => 0) }
-sub inflate { Compress::Zlib::memGunzip($_[0] // '') }
+sub inflate { my $copy = $_[0] // ''; Compress::Zlib::memGunzip($copy) }    # it eats its argument
 
 # --- a list ---------------------------------------------------------------------------------------
 
