@@ -33,7 +33,8 @@
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
 # the health row and the extension rows: invoice read, fail, record; search: the search
-# rows, BENCH_SEARCH [100000] articles; images: the image rows, BENCH_IMAGE_RUNS [25]),
+# rows, BENCH_SEARCH [100000] articles; images: the image rows, BENCH_IMAGE_RUNS [25];
+# gzip: the compression figures),
 # BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
 # BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
 # /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
@@ -106,6 +107,8 @@ $module_head
     cms_thread_pool default;
     cms_events_interval 200ms;
     cms_storage $prefix/storage;
+    # JSON through nginx's gzip filter for a client that asks (docs/operations.md)
+    gzip on; gzip_types application/json; gzip_min_length 256; gzip_vary on;
     # the public surface's rate limit (120/min a site) would answer wrk 429
     cms_public_rate_limit off;
     cms_public_cache zone=cms_public:16m;
@@ -832,6 +835,37 @@ if [ "${BENCH_ONLY:-}" = search ]; then
     echo "$search_line"
     exit 0
 fi
+# Compression (docs/operations.md, "Compression"): the page of 20 articles and /v1/docs,
+# each plain and with Accept-Encoding: gzip (the list through nginx's gzip filter at level
+# 1, the page gzipped at build time): bytes and requests/s.
+gzip_line=
+gzip_bench() {
+    local p g pb gb
+    echo; echo "== compression"
+    p=$(curl -s -o /dev/null -w '%{size_download}' "${auth[@]}" "$url/v1/api/articles?limit=20")
+    g=$(curl -s -o /dev/null -w '%{size_download}' "${auth[@]}" -H 'Accept-Encoding: gzip' \
+            "$url/v1/api/articles?limit=20")
+    run_wrk "GET articles?limit=20, plain" "/v1/api/articles?limit=20" "${auth[@]}"
+    pb=$rate
+    run_wrk "GET articles?limit=20, gzip" "/v1/api/articles?limit=20" "${auth[@]}" \
+        -H 'Accept-Encoding: gzip'
+    gb=$rate
+    gzip_line="compression: the page of 20 articles $p bytes at $pb req/s plain, $g bytes at $gb req/s gzip"
+    p=$(curl -s -o /dev/null -w '%{size_download}' "$url/v1/docs")
+    g=$(curl -s -o /dev/null -w '%{size_download}' -H 'Accept-Encoding: gzip' "$url/v1/docs")
+    run_wrk "GET /v1/docs, plain" /v1/docs
+    pb=$rate
+    run_wrk "GET /v1/docs, gzip (made at build time)" /v1/docs -H 'Accept-Encoding: gzip'
+    gb=$rate
+    gzip_line+="; /v1/docs $p bytes at $pb req/s plain, $g bytes at $gb req/s gzip"
+    echo "$gzip_line"
+}
+if [ "${BENCH_ONLY:-}" = gzip ]; then
+    gzip_bench
+    report
+    echo "$gzip_line"
+    exit 0
+fi
 # The list against PostgreSQL's best plan for the same page, not against our own
 # statement: the key lookup, the index-ordered page of 20 and the total.
 cat >"$prefix/list.sql" <<SQL
@@ -858,6 +892,7 @@ run_wrk "static file of the same size" /static/list.json
 b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/list.sql"
 row "GET /v1/api/articles?limit=20" "$a" "$b" "$tps"
+gzip_bench
 
 # The comments of one article, a page of 20 (src/ngx_http_cms_comments.c): 200 on the
 # article read and on each of 100 others of the workspace (20,200 in all), so that the
@@ -1127,6 +1162,7 @@ echo "$hooks_line"
 echo "$metrics_line"
 echo "$search_line"
 echo "$image_line"
+echo "$gzip_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2
