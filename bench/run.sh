@@ -34,7 +34,7 @@
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
 # the health row and the extension rows: invoice read, fail, record; search: the search
 # rows, BENCH_SEARCH [100000] articles; images: the image rows, BENCH_IMAGE_RUNS [25];
-# gzip: the compression figures),
+# gzip: the compression figures; idle: BENCH_IDLE [10000] idle keep-alive connections),
 # BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
 # BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
 # /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
@@ -95,7 +95,8 @@ module_head="load_module $module;
 worker_processes 1;
 error_log logs/error.log warn;
 pid logs/nginx.pid;
-events { worker_connections 4096; }
+worker_rlimit_nofile 40000;
+events { worker_connections 16384; }
 http {
 $nginx_common
     cms_postgres \"hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres\" max=$pg_max queue=1024;
@@ -543,6 +544,39 @@ files_s3
 [ -z "${BENCH_ONLY:-}" ] && images_bench
 if [ "${BENCH_ONLY:-}" = files ]; then
     report
+    exit 0
+fi
+
+# Idle connections: BENCH_IDLE [10000] keep-alive clients, each after one request
+# (GET /v1/health/live), held open and idle; the worker's RSS before and with them
+# (goal: growth under 64 MiB).
+idle_line=
+idle_bench() {
+    local n=${BENCH_IDLE:-10000} pid before with
+    pid=$(pgrep -P "$(cat "$prefix/logs/nginx.pid")" | head -1)
+    before=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+    echo; echo "== $n idle keep-alive connections"
+    with=$( (ulimit -n $((n + 1024)); perl -MIO::Socket::INET -e '
+        my ($port, $n, $pid) = @ARGV;
+        my @s;
+        for (1 .. $n) {
+            my $c = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port", Timeout => 5) or die "connect $_: $!";
+            print $c "GET /v1/health/live HTTP/1.1\r\nHost: bench\r\n\r\n";
+            my $got = "";
+            while ($got !~ /\r\n\r\n/ || length($got) < index($got, "\r\n\r\n") + 4 + ($got =~ /Content-Length: (\d+)/i ? $1 : 0)) {
+                sysread($c, $got, 4096, length $got) or die "read $_: $!";
+            }
+            push @s, $c;
+        }
+        select(undef, undef, undef, 1);
+        open my $st, "<", "/proc/$pid/status" or die;
+        print map { /^VmRSS:\s+(\d+)/ ? $1 : () } <$st>;
+    ' "$port" "$n" "$pid") )
+    idle_line="$n idle keep-alive connections: worker RSS $((before / 1024)) MiB before, $((with / 1024)) MiB with them (+$(((with - before) / 1024)) MiB)"
+    echo "$idle_line"
+}
+if [ "${BENCH_ONLY:-}" = idle ]; then
+    idle_bench
     exit 0
 fi
 
@@ -1156,6 +1190,8 @@ ext_bench
 
 hooks_bench
 
+idle_bench
+
 report
 echo "$scale_line"
 echo "$hooks_line"
@@ -1163,6 +1199,7 @@ echo "$metrics_line"
 echo "$search_line"
 echo "$image_line"
 echo "$gzip_line"
+echo "$idle_line"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2
