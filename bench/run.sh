@@ -2,15 +2,17 @@
 # make bench: what do our routes cost next to nginx's floor and PostgreSQL's floor?
 #
 # For each route: wrk on the route, wrk on a static file of exactly the same bytes served
-# by the same nginx, and pgbench (-M prepared) running the same statement the route runs
-# on the same PostgreSQL. Routes: GET /v1/health (a SELECT 1 and a Redis PING),
-# GET /v1/api/articles/{id} (the key and the article in one statement) and
-# GET /v1/api/articles?limit=20 (the key and the page in one statement; against pgbench
-# running the reference page read on 10,000 articles, not our statement), GET
-# /v1/api/media?limit=20 (the same, on 10,000 assets),
-# GET /v1/api/comments?article_id=...&limit=20 (the same against the reference page of
-# one article's comments among 20,000), and the list's
-# p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE), and
+# by the same nginx, and pgbench (-M prepared) running PostgreSQL's best plan for the same
+# answer on the same PostgreSQL (the reference query: the plain read of the same rows,
+# written next to each row in docs/benchmarks.md and, for each run, in
+# build/bench/ratios-references.tsv). Routes: GET /v1/health (a SELECT 1 and a Redis
+# PING), GET /v1/api/articles/{id} against the plain row read and
+# GET /v1/api/articles?limit=20 against the plain page read on 10,000 articles (and against
+# the key, the page and the total), with p50/p99 of the article read and the public section
+# read at half of their peak rates (bench/rate.lua), GET /v1/api/media?limit=20 (the same,
+# on 10,000 assets), GET /v1/api/comments?article_id=...&limit=20 (the reference page of
+# one article's comments among 20,000), every other family's row (bench/families.sh), the
+# list's p50 latency in a workspace of 1,000 articles against one of 100,000 (BENCH_LARGE),
 # GET /v1/api/custom/{slug}/entries?filter[colour]=black (10,000 entries, BENCH_ENTRIES)
 # against pgbench running its two statements (goal: a ratio of 0.6 or more), and the
 # public surface: GET /v1/public/pages/{id}/sections?key= (10,000 pages, BENCH_PAGES)
@@ -34,7 +36,8 @@
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
 # the health row and the extension rows: invoice read, fail, record; search: the search
 # rows, BENCH_SEARCH [100000] articles; images: the image rows, BENCH_IMAGE_RUNS [25];
-# gzip: the compression figures; idle: BENCH_IDLE [10000] idle keep-alive connections),
+# gzip: the compression figures; idle: BENCH_IDLE [10000] idle keep-alive connections;
+# articles: the article read and page rows; families: bench/families.sh's rows),
 # BENCH_HOOKS [10000] (events delivered), BENCH_METRICS_RUNS [5] (runs of each side),
 # BENCH_RATIOS [build/bench/ratios.tsv] (each row's ratios, tab-separated: route, /static,
 # /pgbench; "-" for none), which `make bench-check` compares with bench/baseline.tsv.
@@ -228,6 +231,56 @@ row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "
 row2() { results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "$1" "$2" "$3" - \
     "$(ratio "$2" "$3")" -)")
     printf '%s\t%s\t-\n' "$1" "$(ratio "$2" "$3")" >>"$ratios"; }
+
+# a row against pgbench alone (a write: no static copy of it)
+row3() { results+=("$(printf '%-34s %10.0f %10s %10.0f %8s %8.3f' "$1" "$2" - "$4" - \
+    "$(ratio "$2" "$4")")")
+    printf '%s\t-\t%s\n' "$1" "$(ratio "$2" "$4")" >>"$ratios"; }
+
+# p50 and p99 of GET $2 at half of the rate $3 (its peak, measured by its row), with
+# bench/rate.lua holding wrk to that rate; appended to $latency_line.  Further arguments:
+# request header options (the credential).
+latency_line=
+latency_at_half() {
+    local name=$1 path=$2 peak=$3 half saved_tail=("${wrk_tail[@]+"${wrk_tail[@]}"}")
+    shift 3
+    half=$(awk -v p="$peak" 'BEGIN {printf "%d", p / 2}')
+    wrk_tail=(-- 2 "$half")
+    run_wrk "$name at half its peak ($half/s)" "$path" -s "$root/bench/rate.lua" "$@"
+    wrk_tail=("${saved_tail[@]+"${saved_tail[@]}"}")
+    latency_line+="$(printf '%s at %s/s (half of %.0f): kept %.0f/s, p50 %s, p99 %s; ' \
+        "$name" "$half" "$peak" "$rate" "$lat50" "$lat99")"
+}
+
+# Each row's reference (what pgbench ran), for docs/benchmarks.md: "row<TAB>reference"
+references=${ratios%.tsv}-references.tsv
+: >"$references"
+
+# One read family's row: wrk on the route, wrk on nginx serving the bytes the route
+# answered (copied first) and pgbench running the reference query in file $4 (named $3,
+# its statements copied into $references). Further arguments: request header options
+# for curl and wrk (the credential). Leaves $route_rate and $static_rate, and the copy's
+# name under static/ in $row_file. With the array row_wrk set, wrk takes its options
+# instead of the header options (a Lua script; emptied after the row).
+nrows=0
+row_wrk=()
+bench_row() {
+    local name=$1 path=$2 ref=$3 sql=$4 wopts
+    shift 4
+    wopts=("$@")
+    [ ${#row_wrk[@]} = 0 ] || wopts=("${row_wrk[@]}")
+    row_wrk=()
+    row_file=row-$((++nrows)).json
+    snapshot "$path" "$row_file" "$@"
+    echo; echo "$name body: $(stat -c %s "$prefix/static/$row_file") bytes"
+    run_wrk "$name" "$path" "${wopts[@]}"
+    route_rate=$rate
+    run_wrk "static file of the same size" "/static/$row_file"
+    static_rate=$rate
+    run_pgbench "$ref" "$sql"
+    row "$name" "$route_rate" "$static_rate" "$tps"
+    printf '%s\t%s: %s\n' "$name" "$ref" "$(tr '\n' ' ' <"$sql" | sed 's/ *$//')" >>"$references"
+}
 
 # The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's
 # S3 server (tools/node/s3-server.js: s3rver, every signature checked) holds the PNG;
@@ -805,7 +858,13 @@ fi
 # The statements the routes run (src/ngx_http_cms_auth.h, src/ngx_http_cms_articles.c).
 keysql="SELECT k.id, k.workspace_id, k.created_by, m.role, array_to_string(k.scopes, ' '), w.suspended, encode(k.secret_hash, 'hex')"
 keyfrom="FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id JOIN members m ON m.workspace_id = k.workspace_id AND m.user_id = k.created_by JOIN users u ON u.id = k.created_by AND u.active WHERE k.secret_hash = decode('$hash', 'hex') AND k.revoked_at IS NULL"
-echo "$keysql, (SELECT cms_article_json(a)::text FROM articles a WHERE a.workspace_id = k.workspace_id AND a.id = '$id'::uuid AND a.deleted_at IS NULL) $keyfrom;" >"$prefix/article.sql"
+# The rest of the families (bench/families.sh; BENCH_ONLY=families: those rows alone)
+source "$root/bench/families.sh"
+if [ "${BENCH_ONLY:-}" = families ]; then
+    families_bench
+    report
+    exit 0
+fi
 # Search (docs/search.md, issue 37): BENCH_SEARCH (100,000) articles of about 2 KB in a
 # workspace of their own (bench/search-data.sql: made-up words with a log-uniform skew),
 # a key that reads them. Rows: GET /v1/api/articles?q= for a word in a few articles, in
@@ -908,24 +967,25 @@ SELECT * FROM articles WHERE workspace_id = '$ws' AND locale = 'en' AND deleted_
 SELECT count(*) FROM articles WHERE workspace_id = '$ws' AND locale = 'en' AND deleted_at IS NULL;
 SQL
 
-snapshot "/v1/api/articles/$id" article.json "${auth[@]}"
-echo; echo "article body: $(stat -c %s "$prefix/static/article.json") bytes"
-run_wrk "GET article" "/v1/api/articles/$id" "${auth[@]}"
-a=$rate
-run_wrk "static file of the same size" /static/article.json
-b=$rate
-run_pgbench "the same statement" "$prefix/article.sql"
-row "GET /v1/api/articles/{id}" "$a" "$b" "$tps"
-metrics_bench
+# The article and the page against PostgreSQL's plain reads of the same rows (issue 35's
+# bar): no key, no JSON, no total; the route does all three in its one statement.
+echo "SELECT * FROM articles WHERE id = '$id';" >"$prefix/article-plain.sql"
+echo "SELECT * FROM articles WHERE workspace_id = '$ws' AND locale = 'en' AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 20;" \
+    >"$prefix/list-plain.sql"
+bench_row "GET /v1/api/articles/{id}" "/v1/api/articles/$id" "the plain row read" \
+    "$prefix/article-plain.sql" "${auth[@]}"
+latency_at_half "GET /v1/api/articles/{id}" "/v1/api/articles/$id" "$route_rate" "${auth[@]}"
+[ "${BENCH_ONLY:-}" = articles ] || metrics_bench
 
-snapshot "/v1/api/articles?limit=20" list.json "${auth[@]}"
-echo; echo "list body: $(stat -c %s "$prefix/static/list.json") bytes"
-run_wrk "GET articles?limit=20" "/v1/api/articles?limit=20" "${auth[@]}"
-a=$rate
-run_wrk "static file of the same size" /static/list.json
-b=$rate
-run_pgbench "the reference: key, page of 20, total" "$prefix/list.sql"
-row "GET /v1/api/articles?limit=20" "$a" "$b" "$tps"
+bench_row "GET /v1/api/articles?limit=20" "/v1/api/articles?limit=20" "the plain page read" \
+    "$prefix/list-plain.sql" "${auth[@]}"
+run_pgbench "the reference with the key and the total" "$prefix/list.sql"
+row "GET articles?limit=20 /key+total" "$route_rate" "$static_rate" "$tps"
+if [ "${BENCH_ONLY:-}" = articles ]; then
+    report
+    echo "latency at half the peak rate: ${latency_line%; }"
+    exit 0
+fi
 gzip_bench
 
 # The comments of one article, a page of 20 (src/ngx_http_cms_comments.c): 200 on the
@@ -1068,6 +1128,7 @@ run_wrk "static file of the same size" /static/public.json
 b=$rate
 run_pgbench "the reference: the site key, the page's published sections" "$prefix/public.sql"
 row "GET /v1/public/pages/{id}/sections" "$a" "$b" "$tps"
+latency_at_half "GET /v1/public/pages/{id}/sections" "$ppath" "$a"
 petag=$(curl -s -D - -o /dev/null "$url$ppath" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
 setag=$(curl -s -D - -o /dev/null "$url/static/public.json" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $petag" "$url$ppath")" = 304 ] \
@@ -1147,6 +1208,7 @@ CONF
     row2 "GET articles?limit=20, replica/primary" "$(median "${lr[@]}")" "$(median "${lp[@]}")"
     row2 "GET public sections, replica/primary" "$(median "${pr[@]}")" "$(median "${pp[@]}")"
 }
+families_bench
 replica_dir=
 replica_bench
 search_bench
@@ -1200,6 +1262,7 @@ echo "$search_line"
 echo "$image_line"
 echo "$gzip_line"
 echo "$idle_line"
+echo "latency at half the peak rate: ${latency_line%; }"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2

@@ -48,7 +48,7 @@ static int ngx_http_cms_api_keys_scope_valid(const char *p, size_t len);
  */
 #define NGX_HTTP_CMS_API_KEY_COLUMNS                                         \
     " k.id, k.workspace_id, k.created_by, k.name, k.key_prefix,"             \
-    " array_to_json(k.scopes), cms_ts(k.created_at), cms_ts(k.revoked_at)"
+    " array_to_json(k.scopes), k.created_at, k.revoked_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_api_key_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -57,8 +57,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_api_key_cols[] = {
     { "name", 4, NGX_HTTP_CMS_COL_STRING },
     { "key_prefix", 5, NGX_HTTP_CMS_COL_STRING },
     { "scopes", 6, NGX_HTTP_CMS_COL_JSON },
-    { "created_at", 7, NGX_HTTP_CMS_COL_STRING },
-    { "revoked_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 7, NGX_HTTP_CMS_COL_TIME },
+    { "revoked_at", 8, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_api_key = {

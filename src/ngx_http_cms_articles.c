@@ -114,19 +114,6 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_delete_sql =
         "SELECT CASE WHEN cms_article_delete_as($1, $2, $3, $4, $5)"
         " THEN 'deleted' END", 5);
 
-/* the key and the article in one round trip (GET /v1/api/articles/{id}) */
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_fused_sql =
-    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_AUTH_KEY_SQL(
-        ", (SELECT cms_article_json(a)::text FROM articles a"
-        "   WHERE a.workspace_id = k.workspace_id AND a.id = $2::uuid"
-        "    AND a.deleted_at IS NULL)"), 2);
-
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
-    ngx_http_cms_pg_stmt(
-        "SELECT cms_article_json(a)::text FROM articles a"
-        " WHERE a.workspace_id = $1 AND a.id = $2 AND a.deleted_at IS NULL",
-        2);
-
 /*
  * The list's page: the filter of "ws" (the workspace's column), the locale
  * of "l", status $3 (NULL: all) and the page $4 / $5, read from
@@ -134,20 +121,50 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
  * the counters kept by the writes (cms_article_total, sql/0006), never
  * from counting the workspace.
  */
+/*
+ * An article's columns as they are stored, written in C
+ * (ngx_http_cms_articles_cols): the times and the tags in their text, the
+ * status of cms_article_status() (sql/0003) inlined, not through a row
+ * argument (that would copy the whole row, body included, for one
+ * member).
+ */
+#define NGX_HTTP_CMS_ARTICLE_STATUS                                           \
+    " CASE WHEN a.status = 'scheduled' AND a.published_at <= now()"          \
+    "  THEN 'published' ELSE a.status END"
+
 #define NGX_HTTP_CMS_ARTICLE_COLUMNS                                          \
     " a.id, a.title, a.slug, a.subtitle,"                                     \
-    "   a.body, cms_article_status(a), a.locale, a.image_url,"                \
-    "   a.category_id, a.author_id, array_to_json(a.tags),"                   \
+    "   a.body," NGX_HTTP_CMS_ARTICLE_STATUS ", a.locale, a.image_url,"       \
+    "   a.category_id, a.author_id, a.tags,"                                  \
     "   a.is_featured, a.is_breaking, a.is_opinion, a.focus_keyword,"         \
-    "   a.read_time_minutes, a.comment_count, cms_ts(a.published_at),"        \
-    "   cms_ts(a.created_at), cms_ts(a.updated_at)"
+    "   a.read_time_minutes, a.comment_count, a.published_at,"                \
+    "   a.created_at, a.updated_at"
+
+/* one article by id ($2), its columns from column 1 */
+#define NGX_HTTP_CMS_ARTICLE_ONE(ws)                                          \
+    "SELECT 0," NGX_HTTP_CMS_ARTICLE_COLUMNS " FROM articles a"               \
+    " WHERE a.workspace_id = " ws " AND a.id = $2::uuid"                      \
+    "  AND a.deleted_at IS NULL"
+
+/*
+ * The key and the article in one round trip (GET /v1/api/articles/{id}):
+ * the key's columns, then the article's, NULL when there is none.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_fused_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT k.*, p.* FROM (" NGX_HTTP_CMS_AUTH_KEY_SQL("") ") k"
+        " LEFT JOIN LATERAL (" NGX_HTTP_CMS_ARTICLE_ONE("k.workspace_id")
+        ") p ON true", 2);
+
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_get_sql =
+    ngx_http_cms_pg_stmt(NGX_HTTP_CMS_ARTICLE_ONE("$1"), 2);
 
 #define NGX_HTTP_CMS_ARTICLES_PAGE(ws)                                        \
     NGX_HTTP_CMS_LIST_TOTAL("cms_article_total(" ws ", l.locale, $3)")       \
     " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_ARTICLE_COLUMNS                 \
     "  FROM articles a WHERE a.workspace_id = " ws                            \
     "   AND a.deleted_at IS NULL AND a.locale = l.locale"                     \
-    "   AND ($3::text IS NULL OR cms_article_status(a) = $3)"                 \
+    "   AND ($3::text IS NULL OR" NGX_HTTP_CMS_ARTICLE_STATUS " = $3)"       \
     "  ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5) p"           \
     " ON true"
 
@@ -190,12 +207,12 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_articles_search_sql =
         "articles a", "a",
         "a.workspace_id = $1 AND a.deleted_at IS NULL"
         " AND a.locale = s.locale"
-        " AND ($3::text IS NULL OR cms_article_status(a) = $3)",
+        " AND ($3::text IS NULL OR" NGX_HTTP_CMS_ARTICLE_STATUS " = $3)",
         "a.title", NGX_HTTP_CMS_ARTICLE_COLUMNS,
         "concat_ws(' … ', cms_html_escape(nullif(a.subtitle, '')), a.body)",
         "$6", "$4", "$5"), 6);
 
-/* the article object of cms_article_json(), from the list's columns */
+/* the article object of cms_article_json() (sql/0003), from its columns */
 static const ngx_http_cms_col_t  ngx_http_cms_articles_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
     { "title", 2, NGX_HTTP_CMS_COL_STRING },
@@ -208,16 +225,16 @@ static const ngx_http_cms_col_t  ngx_http_cms_articles_cols[] = {
     { "image_url", 8, NGX_HTTP_CMS_COL_STRING },
     { "category_id", 9, NGX_HTTP_CMS_COL_STRING },
     { "author_id", 10, NGX_HTTP_CMS_COL_STRING },
-    { "tags", 11, NGX_HTTP_CMS_COL_JSON },
+    { "tags", 11, NGX_HTTP_CMS_COL_TEXT_ARRAY },
     { "is_featured", 12, NGX_HTTP_CMS_COL_BOOL },
     { "is_breaking", 13, NGX_HTTP_CMS_COL_BOOL },
     { "is_opinion", 14, NGX_HTTP_CMS_COL_BOOL },
     { "focus_keyword", 15, NGX_HTTP_CMS_COL_STRING },
     { "read_time_minutes", 16, NGX_HTTP_CMS_COL_NUMBER },
     { "comment_count", 17, NGX_HTTP_CMS_COL_NUMBER },
-    { "published_at", 18, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 19, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 20, NGX_HTTP_CMS_COL_STRING },
+    { "published_at", 18, NGX_HTTP_CMS_COL_TIME },
+    { "created_at", 19, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 20, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_article = {
@@ -510,17 +527,17 @@ ngx_http_cms_articles_got(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return rc;
     }
 
-    return ngx_http_cms_send_wrapped(r, NGX_HTTP_OK, "article", res);
+    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_article, res);
 }
 
 
-/* the record came with the key: the column after the key's */
+/* the record came with the key: its columns after the key's */
 static ngx_int_t
 ngx_http_cms_articles_got_fused(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
-    return ngx_http_cms_send_column(r, NGX_HTTP_OK, "article", res,
-                                       NGX_HTTP_CMS_AUTH_KEY_COLUMNS);
+    return ngx_http_cms_send_row_at(r, NGX_HTTP_OK, &ngx_http_cms_article,
+                                    res, NGX_HTTP_CMS_AUTH_KEY_COLUMNS);
 }
 
 

@@ -55,7 +55,7 @@ static ngx_int_t ngx_http_cms_categories_id(ngx_http_request_t *r,
 /* what every statement returns: the columns of ngx_http_cms_category */
 #define NGX_HTTP_CMS_CATEGORY_COLUMNS                                        \
     " c.id, c.name, c.slug, c.description, c.accent_color, c.image_url,"     \
-    " c.locale, c.display_order, cms_ts(c.created_at), cms_ts(c.updated_at)"
+    " c.locale, c.display_order, c.created_at, c.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_category_cols[] = {
     { "id", 0, NGX_HTTP_CMS_COL_STRING },
@@ -66,8 +66,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_category_cols[] = {
     { "image_url", 5, NGX_HTTP_CMS_COL_STRING },
     { "locale", 6, NGX_HTTP_CMS_COL_STRING },
     { "display_order", 7, NGX_HTTP_CMS_COL_NUMBER },
-    { "created_at", 8, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 9, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 8, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 9, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_category = {

@@ -51,7 +51,7 @@ static ngx_int_t ngx_http_cms_comments_content(ngx_http_request_t *r,
 /* what every statement returns: 0 (a list's total) and the comment */
 #define NGX_HTTP_CMS_COMMENT_COLUMNS                                         \
     " c.id, c.article_id, c.parent_id, c.author_name, c.author_email,"      \
-    " c.content, c.status, cms_ts(c.created_at)"
+    " c.content, c.status, c.created_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_comment_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -61,7 +61,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_comment_cols[] = {
     { "author_email", 5, NGX_HTTP_CMS_COL_STRING },
     { "content", 6, NGX_HTTP_CMS_COL_STRING },
     { "status", 7, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 8, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_comment = {

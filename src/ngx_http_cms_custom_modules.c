@@ -49,7 +49,7 @@ static ngx_int_t ngx_http_cms_custom_modules_schema(ngx_http_request_t *r,
 
 #define NGX_HTTP_CMS_CUSTOM_MODULE_COLUMNS                                   \
     " m.id, m.workspace_id, m.slug, m.name, m.tagline, m.schema,"            \
-    " m.enabled, cms_ts(m.created_at), cms_ts(m.updated_at)"
+    " m.enabled, m.created_at, m.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_custom_module_cols[] = {
     { "id", 0, NGX_HTTP_CMS_COL_STRING },
@@ -59,8 +59,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_custom_module_cols[] = {
     { "tagline", 4, NGX_HTTP_CMS_COL_STRING },
     { "schema", 5, NGX_HTTP_CMS_COL_JSON },
     { "enabled", 6, NGX_HTTP_CMS_COL_BOOL },
-    { "created_at", 7, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 7, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 8, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_custom_module = {

@@ -44,8 +44,8 @@ static ngx_int_t ngx_http_cms_deliveries_queued(ngx_http_request_t *r,
 #define NGX_HTTP_CMS_DELIVERY_COLUMNS                                        \
     " d.id, d.webhook_id, d.event_id, d.event_type, d.status, d.attempt,"    \
     " d.last_status_code, d.last_duration_ms, d.last_error,"                 \
-    " cms_ts(d.next_attempt_at), cms_ts(d.created_at),"                      \
-    " cms_ts(d.updated_at), cms_ts(d.delivered_at),"                         \
+    " d.next_attempt_at, d.created_at,"                      \
+    " d.updated_at, d.delivered_at,"                         \
     " (SELECT coalesce(json_agg(json_build_object('attempt', a.attempt,"     \
     "  'status_code', a.status_code, 'duration_ms', a.duration_ms,"          \
     "  'error', a.error, 'next_attempt_at', cms_ts(a.next_attempt_at),"      \
@@ -62,10 +62,10 @@ static const ngx_http_cms_col_t  ngx_http_cms_delivery_cols[] = {
     { "status_code", 7, NGX_HTTP_CMS_COL_NUMBER },
     { "duration_ms", 8, NGX_HTTP_CMS_COL_NUMBER },
     { "error", 9, NGX_HTTP_CMS_COL_STRING },
-    { "next_attempt_at", 10, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 11, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 12, NGX_HTTP_CMS_COL_STRING },
-    { "delivered_at", 13, NGX_HTTP_CMS_COL_STRING },
+    { "next_attempt_at", 10, NGX_HTTP_CMS_COL_TIME },
+    { "created_at", 11, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 12, NGX_HTTP_CMS_COL_TIME },
+    { "delivered_at", 13, NGX_HTTP_CMS_COL_TIME },
     { "attempts", 14, NGX_HTTP_CMS_COL_JSON },
 };
 

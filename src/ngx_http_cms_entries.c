@@ -103,7 +103,7 @@ static ngx_int_t ngx_http_cms_entries_load(ngx_http_request_t *r,
 /* an entry's columns after one leading column (the total, or the module) */
 #define NGX_HTTP_CMS_ENTRY_COLUMNS                                            \
     " e.id, e.workspace_id, e.module_id, e.data, e.status,"                   \
-    " cms_ts(e.created_at), cms_ts(e.updated_at)"
+    " e.created_at, e.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_entry_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -111,8 +111,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_entry_cols[] = {
     { "module_id", 3, NGX_HTTP_CMS_COL_STRING },
     { "data", 4, NGX_HTTP_CMS_COL_JSON },
     { "status", 5, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 6, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 7, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 6, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 7, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_entry = {

@@ -62,7 +62,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_extension_cols[] = {
     { "category", 2, NGX_HTTP_CMS_COL_STRING },
     { "is_enabled", 3, NGX_HTTP_CMS_COL_BOOL },
     { "status", 4, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 5, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 5, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_extension = {
@@ -98,7 +98,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_extension_rotated = {
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_extensions_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT e.name, e.version, e.category, e.is_enabled, e.status,"
-        " cms_ts(e.updated_at) FROM extensions e"
+        " e.updated_at FROM extensions e"
         " WHERE e.facility_id = $1"
         "  AND ($2::text IS NULL OR e.category = $2)"
         "  AND ($3::boolean IS NULL OR e.is_enabled = $3)"

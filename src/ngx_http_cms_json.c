@@ -32,12 +32,19 @@ static ngx_int_t ngx_http_cms_json_refused(ngx_http_request_t *r,
     cms_fields_error_t *err);
 static int ngx_http_cms_json_append(const char *p, size_t n, void *data);
 static void ngx_http_cms_json_cleanup(void *data);
+static size_t ngx_http_cms_json_value_len(ngx_uint_t kind, u_char *v,
+    size_t len);
 static u_char *ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v,
     size_t len);
+static ngx_int_t ngx_http_cms_json_time_frac(u_char *v, size_t len);
 static u_char *ngx_http_cms_json_escape_inner(u_char *buf, const u_char *s,
     size_t len);
 static size_t ngx_http_cms_json_srcset(u_char *p, u_char *v, size_t len);
 static size_t ngx_http_cms_json_put(u_char *p, const u_char *s, size_t len);
+static size_t ngx_http_cms_json_run(u_char *p, const u_char *s, size_t len);
+static size_t ngx_http_cms_json_lit(u_char *p, const char *s, size_t len);
+static size_t ngx_http_cms_json_time(u_char *p, u_char *v, size_t len);
+static size_t ngx_http_cms_json_text_array(u_char *p, u_char *v, size_t len);
 static u_char *ngx_http_cms_json_publishable(u_char *p, u_char *seed,
     size_t len);
 
@@ -335,31 +342,9 @@ ngx_http_cms_json_row_len(PGresult *res, int row, ngx_uint_t base,
             continue;
         }
 
-        switch (cols[i].kind) {
-
-        case NGX_HTTP_CMS_COL_STRING:
-            len += ngx_http_cms_json_escaped_len(
-                       (u_char *) PQgetvalue(res, row, c),
-                       PQgetlength(res, row, c));
-            break;
-
-        case NGX_HTTP_CMS_COL_BOOL:
-            len += sizeof("false") - 1;
-            break;
-
-        case NGX_HTTP_CMS_COL_PUBLISHABLE:
-            len += 2 + NGX_HTTP_CMS_PK_LEN;
-            break;
-
-        case NGX_HTTP_CMS_COL_SRCSET:
-            len += ngx_http_cms_json_srcset(NULL,
-                                            (u_char *) PQgetvalue(res, row, c),
-                                            PQgetlength(res, row, c));
-            break;
-
-        default: /* NUMBER, JSON */
-            len += PQgetlength(res, row, c);
-        }
+        len += ngx_http_cms_json_value_len(cols[i].kind,
+                                           (u_char *) PQgetvalue(res, row, c),
+                                           PQgetlength(res, row, c));
     }
 
     return len;
@@ -400,6 +385,36 @@ ngx_http_cms_json_row(u_char *p, PGresult *res, int row, ngx_uint_t base,
 }
 
 
+/* the length of one column's value v[0 .. len) as its kind writes it */
+static size_t
+ngx_http_cms_json_value_len(ngx_uint_t kind, u_char *v, size_t len)
+{
+    switch (kind) {
+
+    case NGX_HTTP_CMS_COL_STRING:
+        return ngx_http_cms_json_escaped_len(v, len);
+
+    case NGX_HTTP_CMS_COL_BOOL:
+        return sizeof("false") - 1;
+
+    case NGX_HTTP_CMS_COL_PUBLISHABLE:
+        return 2 + NGX_HTTP_CMS_PK_LEN;
+
+    case NGX_HTTP_CMS_COL_SRCSET:
+        return ngx_http_cms_json_srcset(NULL, v, len);
+
+    case NGX_HTTP_CMS_COL_TIME:
+        return ngx_http_cms_json_time(NULL, v, len);
+
+    case NGX_HTTP_CMS_COL_TEXT_ARRAY:
+        return ngx_http_cms_json_text_array(NULL, v, len);
+
+    default: /* NUMBER, JSON */
+        return len;
+    }
+}
+
+
 /* one column's value v[0 .. len) as its kind writes it */
 static u_char *
 ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v, size_t len)
@@ -418,6 +433,12 @@ ngx_http_cms_json_value(u_char *p, ngx_uint_t kind, u_char *v, size_t len)
 
     case NGX_HTTP_CMS_COL_SRCSET:
         return p + ngx_http_cms_json_srcset(p, v, len);
+
+    case NGX_HTTP_CMS_COL_TIME:
+        return p + ngx_http_cms_json_time(p, v, len);
+
+    case NGX_HTTP_CMS_COL_TEXT_ARRAY:
+        return p + ngx_http_cms_json_text_array(p, v, len);
 
     case NGX_HTTP_CMS_COL_JSON:
         /* PostgreSQL's json text has spaces: answers are compact */
@@ -492,6 +513,183 @@ ngx_http_cms_json_srcset(u_char *p, u_char *v, size_t len)
     n += ngx_http_cms_json_put(p ? p + n : NULL, (u_char *) "\"", 1);
 
     return n;
+}
+
+
+/*
+ * PostgreSQL's text of a timestamptz in the module's sessions (DateStyle
+ * ISO, TimeZone UTC, ngx_http_cms_pg_conf.c: "2026-11-28 23:02:50.1234+00")
+ * as the API writes a time, cms_ts()'s form (sql/0002): RFC 3339 in UTC to
+ * the millisecond, truncated, "2026-11-28T23:02:50.123Z".  Any other text
+ * (a year past 9999, BC, infinity) is written as the string it is.  Into
+ * p, or only counted (p NULL); its length.
+ */
+static size_t
+ngx_http_cms_json_time(u_char *p, u_char *v, size_t len)
+{
+    ngx_int_t  i, frac;
+
+    frac = ngx_http_cms_json_time_frac(v, len);
+
+    if (frac == NGX_ERROR) {
+        return p ? (size_t) (ngx_http_cms_json_escape(p, v, len) - p)
+                 : ngx_http_cms_json_escaped_len(v, len);
+    }
+
+    if (p != NULL) {
+        *p++ = '"';
+        p = ngx_cpymem(p, v, 10);
+        *p++ = 'T';
+        p = ngx_cpymem(p, v + 11, 8);
+        *p++ = '.';
+
+        for (i = 0; i < 3; i++) {
+            *p++ = (i < frac) ? v[20 + i] : '0';
+        }
+
+        *p++ = 'Z';
+        *p = '"';
+    }
+
+    return sizeof("\"0000-00-00T00:00:00.000Z\"") - 1;
+}
+
+
+/* the digits of the fraction of ngx_http_cms_json_time()'s form, 0 to 6,
+   or NGX_ERROR for text not of that form */
+static ngx_int_t
+ngx_http_cms_json_time_frac(u_char *v, size_t len)
+{
+    size_t             i;
+    static const char  form[] = "0000-00-00 00:00:00";
+
+    if (len < sizeof(form) - 1 + 3 || ngx_strncmp(v + len - 3, "+00", 3)) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < sizeof(form) - 1; i++) {
+        if (form[i] == '0' ? (v[i] < '0' || v[i] > '9') : v[i] != form[i]) {
+            return NGX_ERROR;
+        }
+    }
+
+    if (i == len - 3) {
+        return 0;
+    }
+
+    if (v[i] != '.') {
+        return NGX_ERROR;
+    }
+
+    for (i++; i < len - 3; i++) {
+        if (v[i] < '0' || v[i] > '9') {
+            return NGX_ERROR;
+        }
+    }
+
+    i = len - 3 - (sizeof(form) - 1) - 1;
+
+    return (i >= 1 && i <= 6) ? (ngx_int_t) i : NGX_ERROR;
+}
+
+
+/*
+ * PostgreSQL's text of a one-dimensional text[] ({a,"b c","d\"e",NULL})
+ * as a JSON array of strings, an unquoted NULL as null; text not of that
+ * form is written as the string it is.  Into p, or only counted (p NULL);
+ * its length.
+ */
+/* long: one pass over the elements, quoted or not, counting or writing */
+static size_t
+ngx_http_cms_json_text_array(u_char *p, u_char *v, size_t len)
+{
+    u_char  *s, *end, *run;
+    size_t   n;
+
+    if (len < 2 || v[0] != '{' || v[len - 1] != '}') {
+        goto string;
+    }
+
+    s = v + 1;
+    end = v + len - 1;
+    n = ngx_http_cms_json_lit(p, "[", 1);
+
+    while (s < end) {
+        if (s > v + 1) {
+            n += ngx_http_cms_json_lit(p ? p + n : NULL, ",", 1);
+        }
+
+        if (*s != '"') {
+            for (run = s; s < end && *s != ','; s++) { /* void */ }
+
+            if (s - run == 4 && ngx_strncmp(run, "NULL", 4) == 0) {
+                n += ngx_http_cms_json_lit(p ? p + n : NULL, "null", 4);
+
+            } else {
+                n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+                n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
+                n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+            }
+
+        } else {
+            n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+
+            /* runs between backslashes; an escaped byte begins a run */
+            for (run = ++s; s < end && *s != '"'; s++) {
+                if (*s == '\\') {
+                    n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
+                    run = ++s;
+
+                    if (s == end) {
+                        goto string;
+                    }
+                }
+            }
+
+            if (s == end) {
+                goto string;
+            }
+
+            n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
+            n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+            s++;
+        }
+
+        if (s < end && (*s != ',' || ++s == end)) {
+            goto string;
+        }
+    }
+
+    return n + ngx_http_cms_json_lit(p ? p + n : NULL, "]", 1);
+
+string:
+
+    return p ? (size_t) (ngx_http_cms_json_escape(p, v, len) - p)
+             : ngx_http_cms_json_escaped_len(v, len);
+}
+
+
+/* s[0 .. len) escaped into p, or only counted (p NULL); its length */
+static size_t
+ngx_http_cms_json_run(u_char *p, const u_char *s, size_t len)
+{
+    if (p == NULL) {
+        return ngx_http_cms_json_escaped_len(s, len) - 2;
+    }
+
+    return ngx_http_cms_json_escape_inner(p, s, len) - p;
+}
+
+
+/* s[0 .. len) copied into p as it is, or only counted (p NULL) */
+static size_t
+ngx_http_cms_json_lit(u_char *p, const char *s, size_t len)
+{
+    if (p != NULL) {
+        ngx_memcpy(p, s, len);
+    }
+
+    return len;
 }
 
 

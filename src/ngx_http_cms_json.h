@@ -28,8 +28,10 @@ typedef enum {
     NGX_HTTP_CMS_COL_BOOL,         /* "t" / "f" -> true / false */
     NGX_HTTP_CMS_COL_JSON,         /* a json column, written through */
     NGX_HTTP_CMS_COL_PUBLISHABLE,  /* "site id:nonce" -> the site's key */
-    NGX_HTTP_CMS_COL_SRCSET        /* "<width> <url of a stored image>" ->
+    NGX_HTTP_CMS_COL_SRCSET,       /* "<width> <url of a stored image>" ->
                                       its srcset (docs/images.md) */
+    NGX_HTTP_CMS_COL_TIME,         /* a timestamptz -> cms_ts()'s form */
+    NGX_HTTP_CMS_COL_TEXT_ARRAY    /* a text[] -> an array of strings */
 } ngx_http_cms_col_kind_e;
 
 

@@ -72,7 +72,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_media_cols[] = {
     { "height", 9, NGX_HTTP_CMS_COL_NUMBER },
     { "folder", 10, NGX_HTTP_CMS_COL_STRING },
     { "status", 11, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 12, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 12, NGX_HTTP_CMS_COL_TIME },
     { "color", 13, NGX_HTTP_CMS_COL_STRING },
     { "srcset", 14, NGX_HTTP_CMS_COL_SRCSET },
 };

@@ -61,7 +61,7 @@ static ngx_int_t ngx_http_cms_invitations_accept(ngx_http_request_t *r,
 /* the member record: column 0 a list's total (0 for one record) */
 #define NGX_HTTP_CMS_MEMBER_COLUMNS                                          \
     " m.workspace_id, m.user_id, u.name, u.email, m.role,"                   \
-    " cms_ts(m.created_at)"
+    " m.created_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_member_cols[] = {
     { "workspace_id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -69,7 +69,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_member_cols[] = {
     { "name", 3, NGX_HTTP_CMS_COL_STRING },
     { "email", 4, NGX_HTTP_CMS_COL_STRING },
     { "role", 5, NGX_HTTP_CMS_COL_STRING },
-    { "joined_at", 6, NGX_HTTP_CMS_COL_STRING },
+    { "joined_at", 6, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_member = {
@@ -81,8 +81,8 @@ static const ngx_http_cms_record_t  ngx_http_cms_member = {
 /* the invitation record, the same way; never its token or hash */
 #define NGX_HTTP_CMS_INVITATION_COLUMNS                                      \
     " i.id, i.workspace_id, i.email, i.role, cms_invitation_status(i),"      \
-    " i.invited_by, cms_ts(i.created_at), cms_ts(i.expires_at),"             \
-    " cms_ts(i.accepted_at), cms_ts(i.revoked_at)"
+    " i.invited_by, i.created_at, i.expires_at,"             \
+    " i.accepted_at, i.revoked_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_invitation_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -91,10 +91,10 @@ static const ngx_http_cms_col_t  ngx_http_cms_invitation_cols[] = {
     { "role", 4, NGX_HTTP_CMS_COL_STRING },
     { "status", 5, NGX_HTTP_CMS_COL_STRING },
     { "invited_by", 6, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 7, NGX_HTTP_CMS_COL_STRING },
-    { "expires_at", 8, NGX_HTTP_CMS_COL_STRING },
-    { "accepted_at", 9, NGX_HTTP_CMS_COL_STRING },
-    { "revoked_at", 10, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 7, NGX_HTTP_CMS_COL_TIME },
+    { "expires_at", 8, NGX_HTTP_CMS_COL_TIME },
+    { "accepted_at", 9, NGX_HTTP_CMS_COL_TIME },
+    { "revoked_at", 10, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_invitation = {

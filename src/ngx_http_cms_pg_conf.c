@@ -21,6 +21,10 @@
    (docs/search.md); pg_trgm's default, 0.6, misses "wheather" */
 #define NGX_HTTP_CMS_PG_TRGM                                                 \
     "-c pg_trgm.word_similarity_threshold=0.4"
+/* how times read in text: the module writes a timestamptz column's text
+   itself (NGX_HTTP_CMS_COL_TIME), so its form is fixed, whatever the
+   server's or the conninfo's settings */
+#define NGX_HTTP_CMS_PG_TIME  "-c DateStyle=ISO,YMD -c TimeZone=UTC"
 
 
 static ngx_int_t ngx_http_cms_pg_refuse(ngx_conf_t *cf,
@@ -546,7 +550,8 @@ ngx_http_cms_pg_options(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
 
     p = ngx_pnalloc(cf->pool, (options ? ngx_strlen(options) : 0)
                               + sizeof(NGX_HTTP_CMS_PG_GENERIC)
-                              + sizeof(NGX_HTTP_CMS_PG_TRGM) + 64);
+                              + sizeof(NGX_HTTP_CMS_PG_TRGM)
+                              + sizeof(NGX_HTTP_CMS_PG_TIME) + 64);
     if (p == NULL) {
         return NULL;
     }
@@ -556,9 +561,11 @@ ngx_http_cms_pg_options(ngx_conf_t *cf, ngx_http_cms_pg_conf_t *pcf,
      * planned once (a generic plan), not again at every execution (a
      * custom plan costs more than the run of a page read, and a LIMIT $n
      * keeps PostgreSQL choosing one).  Options given in the conninfo that
-     * name plan_cache_mode (or pg_trgm's threshold) win.
+     * name plan_cache_mode (or pg_trgm's threshold) win; the time settings
+     * come last, so that they win.
      */
-    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%s%s%Z",
+    ngx_sprintf((u_char *) p, "%s%s-c statement_timeout=%ui%s%s "
+                NGX_HTTP_CMS_PG_TIME "%Z",
                 options ? options : "", options ? " " : "", timeout,
                 (options && ngx_strstr(options, "plan_cache_mode"))
                 ? "" : " " NGX_HTTP_CMS_PG_GENERIC,

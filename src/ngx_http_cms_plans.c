@@ -55,7 +55,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_audit_cols[] = {
     { "target_type", 4, NGX_HTTP_CMS_COL_STRING },
     { "target_id", 5, NGX_HTTP_CMS_COL_STRING },
     { "data", 6, NGX_HTTP_CMS_COL_JSON },
-    { "created_at", 7, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 7, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_audit_event = {
@@ -83,7 +83,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_audit_list_sql =
         " (SELECT count(*) AS total FROM audit_events"
         "  WHERE workspace_id = $1) t"
         " LEFT JOIN LATERAL (SELECT a.id, a.action, a.actor_id,"
-        "  a.target_type, a.target_id, a.data::text, cms_ts(a.created_at)"
+        "  a.target_type, a.target_id, a.data::text, a.created_at"
         "  FROM audit_events a WHERE a.workspace_id = $1"
         "  ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3) p"
         " ON true",

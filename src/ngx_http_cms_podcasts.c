@@ -58,7 +58,7 @@ static int ngx_http_cms_podcasts_audio_type(const char *p, size_t len);
     " s.id, s.title, s.slug, s.description, s.image_url, s.link, s.author,"  \
     " s.language, s.category, s.explicit,"                                   \
     " '/v1/feeds/podcasts/' || s.id || '.xml',"                              \
-    " cms_ts(s.created_at), cms_ts(s.updated_at)"
+    " s.created_at, s.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_show_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -72,8 +72,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_show_cols[] = {
     { "category", 9, NGX_HTTP_CMS_COL_STRING },
     { "explicit", 10, NGX_HTTP_CMS_COL_BOOL },
     { "feed_path", 11, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 12, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 13, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 12, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 13, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_show = {
@@ -85,7 +85,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_show = {
 #define NGX_HTTP_CMS_EPISODE_COLUMNS                                         \
     " e.id, e.show_id, e.title, e.description, e.audio_url, e.audio_type,"   \
     " e.audio_size_bytes, e.duration_seconds, e.episode_number, e.status,"   \
-    " cms_ts(e.published_at), cms_ts(e.created_at), cms_ts(e.updated_at)"
+    " e.published_at, e.created_at, e.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_episode_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -98,9 +98,9 @@ static const ngx_http_cms_col_t  ngx_http_cms_episode_cols[] = {
     { "duration_seconds", 8, NGX_HTTP_CMS_COL_NUMBER },
     { "episode_number", 9, NGX_HTTP_CMS_COL_NUMBER },
     { "status", 10, NGX_HTTP_CMS_COL_STRING },
-    { "published_at", 11, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 12, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 13, NGX_HTTP_CMS_COL_STRING },
+    { "published_at", 11, NGX_HTTP_CMS_COL_TIME },
+    { "created_at", 12, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 13, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_episode = {

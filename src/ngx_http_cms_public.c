@@ -97,7 +97,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_public_page_cols[] = {
     { "seo_description", 5, NGX_HTTP_CMS_COL_STRING },
     { "og_image", 6, NGX_HTTP_CMS_COL_STRING },
     { "position", 7, NGX_HTTP_CMS_COL_NUMBER },
-    { "updated_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 8, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_public_page_rec = {
@@ -109,7 +109,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_public_page_rec = {
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_pages_sql =
     ngx_http_cms_pg_stmt(
         "SELECT 1, p.id, p.slug, p.title, p.seo_title, p.seo_description,"
-        " p.og_image, p.position, cms_ts(p.updated_at) FROM pages p"
+        " p.og_image, p.position, p.updated_at FROM pages p"
         " WHERE p.site_id = $1"
         " ORDER BY p.position, p.created_at, p.id LIMIT 1000", 1);
 
@@ -117,8 +117,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_pages_sql =
 static const ngx_http_cms_col_t  ngx_http_cms_public_entry_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
     { "data", 2, NGX_HTTP_CMS_COL_JSON },
-    { "created_at", 3, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 4, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 3, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 4, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_public_entry_rec = {
@@ -132,7 +132,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_public_entry_rec = {
     " AND cms_custom_modules_allowed($1)"
 
 #define NGX_HTTP_CMS_PUBLIC_ENTRY                                            \
-    " c.id, c.data, cms_ts(c.created_at), cms_ts(c.updated_at)"
+    " c.id, c.data, c.created_at, c.updated_at"
 
 /* a page of published entries, newest first; a NULL total: no module */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_entries_sql =

@@ -36,7 +36,7 @@ ngx_int_t ngx_http_cms_public_auth(ngx_http_request_t *r,
 #define NGX_HTTP_CMS_PUBLISHED_SECTIONS(page)                                 \
     " LEFT JOIN LATERAL (SELECT s.id, s.page_id, s.section_key,"            \
     "  s.locale, s.published_data, s.published_version,"                     \
-    "  cms_ts(s.published_at) FROM sections s"                               \
+    "  s.published_at FROM sections s"                                       \
     "  WHERE s.page_id = " page " AND s.locale = coalesce($3, pg.locale)"    \
     "   AND s.published_version IS NOT NULL"                                 \
     "  ORDER BY s.section_key LIMIT 1000) s"

@@ -130,7 +130,7 @@ extern ngx_http_cms_route_t  ngx_http_cms_deliveries_routes[];
 #define NGX_HTTP_CMS_MEDIA_COLUMNS                                           \
     " m.id, m.type, m.title, m.url, m.thumbnail_url, m.mime_type,"           \
     " m.size_bytes, m.width, m.height, m.folder, m.status,"                  \
-    " cms_ts(m.created_at), m.color,"                                        \
+    " m.created_at, m.color,"                                                \
     " CASE WHEN m.width > 0 AND m.storage_key"                               \
     "  ~ '^[-0-9a-f]{36}/[-0-9a-f]{36}[.](jpg|jpeg|png|webp|gif|avif)$'"     \
     "  THEN m.width || ' ' || m.url END"

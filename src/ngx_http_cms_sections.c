@@ -94,9 +94,9 @@ static const ngx_http_cms_col_t  ngx_http_cms_section_draft_cols[] = {
     { "data", 5, NGX_HTTP_CMS_COL_JSON },
     { "version", 6, NGX_HTTP_CMS_COL_NUMBER },
     { "published_version", 7, NGX_HTTP_CMS_COL_NUMBER },
-    { "published_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "published_at", 8, NGX_HTTP_CMS_COL_TIME },
     { "has_unpublished_changes", 9, NGX_HTTP_CMS_COL_BOOL },
-    { "updated_at", 10, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 10, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_section_draft = {
@@ -112,7 +112,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_section_published_cols[] = {
     { "locale", 4, NGX_HTTP_CMS_COL_STRING },
     { "data", 5, NGX_HTTP_CMS_COL_JSON },
     { "version", 6, NGX_HTTP_CMS_COL_NUMBER },
-    { "published_at", 7, NGX_HTTP_CMS_COL_STRING },
+    { "published_at", 7, NGX_HTTP_CMS_COL_TIME },
 };
 
 const ngx_http_cms_record_t  ngx_http_cms_section_published = {

@@ -36,7 +36,7 @@ static ngx_int_t ngx_http_cms_seo_put(ngx_http_request_t *r,
 
 #define NGX_HTTP_CMS_SEO_COLUMNS                                             \
     " s.article_id, s.score, s.max_score, s.grade, s.focus_keyword,"         \
-    " s.data, cms_ts(s.updated_at)"
+    " s.data, s.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_seo_cols[] = {
     { "article_id", 0, NGX_HTTP_CMS_COL_STRING },
@@ -45,7 +45,7 @@ static const ngx_http_cms_col_t  ngx_http_cms_seo_cols[] = {
     { "grade", 3, NGX_HTTP_CMS_COL_STRING },
     { "focus_keyword", 4, NGX_HTTP_CMS_COL_STRING },
     { "data", 5, NGX_HTTP_CMS_COL_JSON },
-    { "updated_at", 6, NGX_HTTP_CMS_COL_STRING },
+    { "updated_at", 6, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_seo = {
@@ -59,7 +59,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_seo = {
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_seo_get_sql =
     ngx_http_cms_pg_stmt(
         "SELECT a.id, s.score, s.max_score, s.grade, s.focus_keyword,"
-        " coalesce(s.data, '{}'), cms_ts(s.updated_at)"
+        " coalesce(s.data, '{}'), s.updated_at"
         " FROM articles a LEFT JOIN article_seo s"
         "  ON s.article_id = a.id AND s.workspace_id = a.workspace_id"
         " WHERE a.workspace_id = $1 AND a.id = $2 AND a.deleted_at IS NULL",

@@ -82,8 +82,8 @@ static int ngx_http_cms_page_slug_valid(const char *s, size_t len);
 /* the site's columns; its key from "id:nonce" (never stored) */
 #define NGX_HTTP_CMS_SITE_COLUMNS                                            \
     " s.id, s.name, s.mode, s.origin, s.status,"                             \
-    " s.id || ':' || s.key_nonce, cms_ts(s.key_created_at),"                 \
-    " cms_ts(s.created_at), cms_ts(s.updated_at)"
+    " s.id || ':' || s.key_nonce, s.key_created_at,"                 \
+    " s.created_at, s.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_site_cols[] = {
     { "id", 0, NGX_HTTP_CMS_COL_STRING },
@@ -92,9 +92,9 @@ static const ngx_http_cms_col_t  ngx_http_cms_site_cols[] = {
     { "origin", 3, NGX_HTTP_CMS_COL_STRING },
     { "status", 4, NGX_HTTP_CMS_COL_STRING },
     { "publishable_key", 5, NGX_HTTP_CMS_COL_PUBLISHABLE },
-    { "publishable_key_created_at", 6, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 7, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 8, NGX_HTTP_CMS_COL_STRING },
+    { "publishable_key_created_at", 6, NGX_HTTP_CMS_COL_TIME },
+    { "created_at", 7, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 8, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_site = {
@@ -104,7 +104,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_site = {
 
 #define NGX_HTTP_CMS_PAGE_COLUMNS                                            \
     " p.id, p.site_id, p.slug, p.title, p.seo_title, p.seo_description,"     \
-    " p.og_image, p.position, cms_ts(p.created_at), cms_ts(p.updated_at)"
+    " p.og_image, p.position, p.created_at, p.updated_at"
 
 /* a lone page in the list's shape: the total's place kept */
 #define NGX_HTTP_CMS_PAGE_ONE  " 1," NGX_HTTP_CMS_PAGE_COLUMNS
@@ -118,8 +118,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_page_cols[] = {
     { "seo_description", 6, NGX_HTTP_CMS_COL_STRING },
     { "og_image", 7, NGX_HTTP_CMS_COL_STRING },
     { "position", 8, NGX_HTTP_CMS_COL_NUMBER },
-    { "created_at", 9, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 10, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 9, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 10, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_page = {

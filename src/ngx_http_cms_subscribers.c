@@ -44,16 +44,16 @@ static ngx_int_t ngx_http_cms_subscribers_unsubscribed(
 
 /* what every statement returns: 0 (a list's total) and the subscriber */
 #define NGX_HTTP_CMS_SUBSCRIBER_COLUMNS                                      \
-    " s.id, s.email, s.name, s.status, cms_ts(s.created_at),"                \
-    " cms_ts(s.updated_at)"
+    " s.id, s.email, s.name, s.status, s.created_at,"                \
+    " s.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_subscriber_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
     { "email", 2, NGX_HTTP_CMS_COL_STRING },
     { "name", 3, NGX_HTTP_CMS_COL_STRING },
     { "status", 4, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 5, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 6, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 5, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 6, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_subscriber = {

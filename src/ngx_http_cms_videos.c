@@ -66,7 +66,7 @@ static int ngx_http_cms_videos_time_valid(const char *p, size_t len);
     " v.id, v.title, v.slug, v.description, v.poster_url,"                   \
     " v.stream_video_id, v.stream_library_id, v.stream_status,"              \
     " v.source_url, v.duration_seconds, v.status, v.locale,"                 \
-    " cms_ts(v.published_at), cms_ts(v.created_at), cms_ts(v.updated_at)"
+    " v.published_at, v.created_at, v.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_video_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -81,9 +81,9 @@ static const ngx_http_cms_col_t  ngx_http_cms_video_cols[] = {
     { "duration_seconds", 10, NGX_HTTP_CMS_COL_NUMBER },
     { "status", 11, NGX_HTTP_CMS_COL_STRING },
     { "locale", 12, NGX_HTTP_CMS_COL_STRING },
-    { "published_at", 13, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 14, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 15, NGX_HTTP_CMS_COL_STRING },
+    { "published_at", 13, NGX_HTTP_CMS_COL_TIME },
+    { "created_at", 14, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 15, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_video = {

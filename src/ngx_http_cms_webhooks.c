@@ -79,8 +79,8 @@ static ngx_int_t ngx_http_cms_webhooks_secret(ngx_http_request_t *r,
 /* column 0 the list's total (0 for one record), then the webhook's */
 #define NGX_HTTP_CMS_WEBHOOK_COLUMNS                                         \
     " h.id, h.url, array_to_json(h.events), h.enabled, h.description,"       \
-    " h.disabled_reason, cms_ts(h.previous_secret_expires_at),"              \
-    " cms_ts(h.created_at), cms_ts(h.updated_at)"
+    " h.disabled_reason, h.previous_secret_expires_at,"              \
+    " h.created_at, h.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_webhook_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -89,9 +89,9 @@ static const ngx_http_cms_col_t  ngx_http_cms_webhook_cols[] = {
     { "enabled", 4, NGX_HTTP_CMS_COL_BOOL },
     { "description", 5, NGX_HTTP_CMS_COL_STRING },
     { "disabled_reason", 6, NGX_HTTP_CMS_COL_STRING },
-    { "previous_secret_expires_at", 7, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 8, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 9, NGX_HTTP_CMS_COL_STRING },
+    { "previous_secret_expires_at", 7, NGX_HTTP_CMS_COL_TIME },
+    { "created_at", 8, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 9, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_webhook = {

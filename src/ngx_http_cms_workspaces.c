@@ -40,7 +40,7 @@ static ngx_int_t ngx_http_cms_workspaces_got(ngx_http_request_t *r,
  */
 #define NGX_HTTP_CMS_WORKSPACE_COLUMNS                                       \
     " w.id, w.name, w.default_locale, w.plan, w.storage_quota_bytes,"        \
-    " w.suspended, m.role, cms_ts(w.created_at), cms_ts(w.updated_at)"
+    " w.suspended, m.role, w.created_at, w.updated_at"
 
 static const ngx_http_cms_col_t  ngx_http_cms_workspace_cols[] = {
     { "id", 1, NGX_HTTP_CMS_COL_STRING },
@@ -50,8 +50,8 @@ static const ngx_http_cms_col_t  ngx_http_cms_workspace_cols[] = {
     { "storage_quota_bytes", 5, NGX_HTTP_CMS_COL_NUMBER },
     { "suspended", 6, NGX_HTTP_CMS_COL_BOOL },
     { "role", 7, NGX_HTTP_CMS_COL_STRING },
-    { "created_at", 8, NGX_HTTP_CMS_COL_STRING },
-    { "updated_at", 9, NGX_HTTP_CMS_COL_STRING },
+    { "created_at", 8, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 9, NGX_HTTP_CMS_COL_TIME },
 };
 
 static const ngx_http_cms_record_t  ngx_http_cms_workspace = {

@@ -97,20 +97,25 @@ is runs(), 2, 'retried once, not more';
 
 # --- the session settings the module gives its connections: the statement timeout a
 # little under query_timeout, and generic plans (planned once per connection, not at
-# every execution); a conninfo that names plan_cache_mode keeps its own
+# every execution), and the time settings whose text the module reads (ISO dates, UTC);
+# a conninfo that names plan_cache_mode keeps its own, not its time settings
 sub settings {
     psql(<<'SQL');
 DROP FUNCTION IF EXISTS cms_test_flaky();
 CREATE FUNCTION cms_test_flaky() RETURNS text LANGUAGE sql
-    AS $$ SELECT current_setting('plan_cache_mode') || ' ' || current_setting('statement_timeout') $$;
+    AS $$ SELECT current_setting('plan_cache_mode') || ' ' || current_setting('statement_timeout')
+        || ' ' || current_setting('DateStyle') || ' ' || current_setting('TimeZone') $$;
 SQL
     my $r = http(GET => '/v1/_test/flaky');
     return $r->{status} == 200 ? $r->{json}{value} : "status $r->{status}";
 }
-is settings(), 'force_generic_plan 9500ms', 'the module: generic plans, statement_timeout 9.5 s (query_timeout 10 s)';
+is settings(), 'force_generic_plan 9500ms ISO, YMD UTC',
+    'the module: generic plans, statement_timeout 9.5 s (query_timeout 10 s), ISO dates in UTC';
 restart_nginx(workers => 1, postgres => qq{cms_postgres "hostaddr=127.0.0.1 port=%%PG_PORT%% dbname=%%DB%%}
-                                        . qq{ user=postgres options='-c plan_cache_mode=auto'" max=2;});
-is settings(), 'auto 9500ms', 'plan_cache_mode in the conninfo wins';
+                                        . qq{ user=postgres options='-c plan_cache_mode=auto}
+                                        . qq{ -c TimeZone=Europe/Berlin -c DateStyle=SQL,DMY'" max=2;});
+is settings(), 'auto 9500ms ISO, YMD UTC',
+    "plan_cache_mode in the conninfo wins; the time settings are the module's";
 
 # --- an empty hostaddr element is refused at load time
 for my $ha ('127.0.0.1,', ',127.0.0.1', '127.0.0.1,,127.0.0.1', '') {

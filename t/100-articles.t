@@ -748,6 +748,34 @@ my $theirs = mk($K2, { title => 'Theirs', status => 'published' });
     is_deeply $u->{tags}, ['naïve', '日本'], 'UTF-8 tags round-trip';
     like $u->{body}, qr/café &amp; ☕ &lt;tag&gt;/, 'escaped text in the body stays escaped';
     is $u->{slug}, 'unicode-quoted-back', 'slug from a title with symbols';
+
+    # Reads are written in C from the columns (the times' and the tags' text); each
+    # read must answer what the write answered (cms_article_json(), sql/0003) to the
+    # byte: tags PostgreSQL's array text quotes or escapes, and a time with microseconds
+    # (truncated to the millisecond, as cms_ts() does).
+    my $odd = mk($K, { title => 'Odd tags', status => 'scheduled',
+                       published_at => '2031-01-02T03:04:05.678901+02:00',
+                       tags => ['a b', 'q"uote', 'back\\slash', 'com,ma', 'NULL', 'null', '{brace}',
+                                "tab\tline\n", 'ünï', '"', '\\', ' lead', 'x' x 100] });
+    is $odd->{published_at}, '2031-01-02T01:04:05.678Z', 'the write: published_at in UTC, truncated to ms';
+    is $odd->{status}, 'scheduled', 'the write: a future publication is scheduled';
+    my %read = (api => req(GET => "/v1/api/articles/$odd->{id}", $K),
+                studio => req(GET => "/v1/workspaces/$wid/articles/$odd->{id}", $owner->{token}));
+    for my $how (sort keys %read) {
+        is $read{$how}{status}, 200, "$how read: 200" or diag diag_resp($read{$how});
+        is_deeply $read{$how}{json}{article}, $odd, "$how read: the write's answer, member for member";
+    }
+    my $listed = req(GET => '/v1/api/articles?limit=100', $K);
+    my ($item) = grep { $_->{id} eq $odd->{id} } @{ $listed->{json}{articles} // [] };
+    is_deeply $item, $odd, 'the list: the same article';
+    my $zero = mk($K, { title => 'Whole second', published_at => '2030-06-07T08:09:10Z', tags => [] });
+    my $z = req(GET => "/v1/api/articles/$zero->{id}", $K)->{json}{article};
+    is $z->{published_at}, '2030-06-07T08:09:10.000Z', 'a whole second: .000Z';
+    is_deeply $z->{tags}, [], 'no tags: []';
+    is_deeply $z, $zero, 'and the rest as written';
+    psql("UPDATE articles SET published_at = now() - interval '1 minute' WHERE id = '$odd->{id}'");
+    is req(GET => "/v1/api/articles/$odd->{id}", $K)->{json}{article}{status}, 'published',
+        'a scheduled article whose time has come reads published';
     my $nul = req(POST => '/v1/api/articles', $K, { title => "nul\x{0}byte" });
     ok $nul->{status} == 400 && ($nul->{json}{code} // '') =~ /^(invalid_request|invalid_field_value)$/,
         'a NUL character (\\u0000) in the title: 400' or diag diag_resp($nul);
