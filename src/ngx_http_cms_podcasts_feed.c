@@ -77,12 +77,14 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_feed_sql =
     ngx_http_cms_pg_stmt(
         "SELECT s.title, s.description, s.image_url, s.link, s.author,"
         " s.language, s.category, s.explicit,"
-        " cms_rfc822(greatest(s.updated_at, (SELECT max(x.updated_at)"
-        "  FROM podcast_episodes x WHERE x.show_id = s.id))),"
+        " cms_rfc822(greatest(s.updated_at, u.at)),"
         " e.id, e.title, e.description, e.audio_url, e.audio_type,"
         " e.audio_size_bytes, e.duration_seconds, e.episode_number,"
         " cms_rfc822(e.published_at)"
         " FROM podcast_shows s"
+        /* once, not once an item: the newest change of an episode */
+        " CROSS JOIN LATERAL (SELECT max(x.updated_at) AS at"
+        "  FROM podcast_episodes x WHERE x.show_id = s.id) u"
         " LEFT JOIN LATERAL (SELECT * FROM podcast_episodes e"
         "  WHERE e.show_id = s.id AND e.status = 'published'"
         "   AND e.published_at <= now()"
