@@ -224,18 +224,35 @@ snapshot() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+# Each row's rates too ("row<TAB>route/s<TAB>static/s<TAB>pgbench", "-" for none), for
+# the table of docs/benchmarks.md (table_md below)
+rates=${ratios%.tsv}-rates.tsv
+: >"$rates"
 row() { results+=("$(printf '%-34s %10.0f %10.0f %10.0f %8.3f %8.3f' "$1" "$2" "$3" "$4" \
     "$(ratio "$2" "$3")" "$(ratio "$2" "$4")")")
-    printf '%s\t%s\t%s\n' "$1" "$(ratio "$2" "$3")" "$(ratio "$2" "$4")" >>"$ratios"; }
+    printf '%s\t%s\t%s\n' "$1" "$(ratio "$2" "$3")" "$(ratio "$2" "$4")" >>"$ratios"
+    printf '%s\t%.0f\t%.0f\t%.0f\n' "$1" "$2" "$3" "$4" >>"$rates"; }
 # a row against nginx alone (no pgbench column)
 row2() { results+=("$(printf '%-34s %10.0f %10.0f %10s %8.3f %8s' "$1" "$2" "$3" - \
     "$(ratio "$2" "$3")" -)")
-    printf '%s\t%s\t-\n' "$1" "$(ratio "$2" "$3")" >>"$ratios"; }
+    printf '%s\t%s\t-\n' "$1" "$(ratio "$2" "$3")" >>"$ratios"
+    printf '%s\t%.0f\t%.0f\t-\n' "$1" "$2" "$3" >>"$rates"; }
 
 # a row against pgbench alone (a write: no static copy of it)
 row3() { results+=("$(printf '%-34s %10.0f %10s %10.0f %8s %8.3f' "$1" "$2" - "$4" - \
     "$(ratio "$2" "$4")")")
-    printf '%s\t-\t%s\n' "$1" "$(ratio "$2" "$4")" >>"$ratios"; }
+    printf '%s\t-\t%s\n' "$1" "$(ratio "$2" "$4")" >>"$ratios"
+    printf '%s\t%.0f\t-\t%.0f\n' "$1" "$2" "$4" >>"$rates"; }
+
+# The rows of a run as a Markdown table with each row's reference (build/bench/table.md)
+table_md() {
+    awk -F '\t' 'FILENAME == ARGV[1] {ref[$1] = $2; next}
+        FILENAME == ARGV[2] {rs[$1] = $2; rp[$1] = $3; next}
+        {printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, rs[$1], rp[$1], \
+             ($1 in ref) ? ref[$1] : "-"}' "$references" "$ratios" "$rates" |
+    sed '1i | row | route/s | static/s | pgbench | /static | /pgbench | reference |\n| --- | --- | --- | --- | --- | --- | --- |' \
+        >"${ratios%/*}/table.md"
+}
 
 # p50 and p99 of GET $2 at half of the rate $3 (its peak, measured by its row), with
 # bench/rate.lua holding wrk to that rate; appended to $latency_line.  Further arguments:
@@ -863,6 +880,7 @@ source "$root/bench/families.sh"
 if [ "${BENCH_ONLY:-}" = families ]; then
     families_bench
     report
+    table_md
     exit 0
 fi
 # Search (docs/search.md, issue 37): BENCH_SEARCH (100,000) articles of about 2 KB in a
@@ -983,6 +1001,7 @@ run_pgbench "the reference with the key and the total" "$prefix/list.sql"
 row "GET articles?limit=20 /key+total" "$route_rate" "$static_rate" "$tps"
 if [ "${BENCH_ONLY:-}" = articles ]; then
     report
+    table_md
     echo "latency at half the peak rate: ${latency_line%; }"
     exit 0
 fi
@@ -1255,6 +1274,7 @@ hooks_bench
 idle_bench
 
 report
+table_md
 echo "$scale_line"
 echo "$hooks_line"
 echo "$metrics_line"

@@ -112,12 +112,14 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_subscribers_upsert_sql =
         " RETURNING 0," NGX_HTTP_CMS_SUBSCRIBER_COLUMNS ", s.xmax = 0",
         4);
 
-/* $1 workspace, $2 status or NULL, $3 limit, $4 offset */
+/*
+ * $1 workspace, $2 status or NULL, $3 limit, $4 offset; the total from
+ * the counters kept by the writes (cms_record_total(), sql/0043)
+ */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_subscribers_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.* FROM"
-        " (SELECT count(*) AS total FROM subscribers"
-        "   WHERE workspace_id = $1 AND ($2::text IS NULL OR status = $2)) t"
+        " (SELECT cms_record_total('subscribers', $1, $2) AS total) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_SUBSCRIBER_COLUMNS
         "  FROM subscribers s WHERE s.workspace_id = $1"
         "   AND ($2::text IS NULL OR s.status = $2)"

@@ -167,6 +167,17 @@ is one("SELECT count(*) FROM subscribers WHERE lower(email) LIKE 'c@%'"), 0, 'no
         is req(GET => "/v1/api/subscribers?limit=$lim", $LK)->{json}{pagination}{limit}, 50, "limit=$lim: 50";
     }
     ok !grep({ $_->{email} =~ /^ann/i } @{$l->{subscribers}}), 'no other workspace\'s subscriber';
+    # the totals are counters kept by the writes (sql/0043): a status change and a deletion
+    # move them, in both directions, and the counter is this workspace's alone
+    my $total = sub { req(GET => "/v1/api/subscribers$_[0]", $LK)->{json}{pagination}{total} };
+    psql("UPDATE subscribers SET status = 'unsubscribed' WHERE id = '$s[0]{id}'");
+    is_deeply [map { $total->($_) } '', '?status=subscribed', '?status=unsubscribed'], [9, 5, 4],
+        'a status change moves one from a count to the other';
+    psql("DELETE FROM subscribers WHERE id IN ('$s[0]{id}', '$s[1]{id}')");
+    is_deeply [map { $total->($_) } '', '?status=subscribed', '?status=unsubscribed'], [7, 4, 3],
+        'a deletion of two in one statement: both counted down';
+    post({ email => 'back1@example.com' }, $LK);
+    is $total->('?status=subscribed'), 5, 'a new subscriber counted up';
 }
 
 # --- studio mirrors --------------------------------------------------------------------
