@@ -296,8 +296,11 @@ bench_row() {
     static_rate=$rate
     run_pgbench "$ref" "$sql"
     row "$name" "$route_rate" "$static_rate" "$tps"
-    printf '%s\t%s: %s\n' "$name" "$ref" "$(tr '\n' ' ' <"$sql" | sed 's/ *$//')" >>"$references"
+    ref_of "$name" "$ref" "$sql"
 }
+
+# A row's reference into $references: ref_of ROW NAME FILE (the file's statements)
+ref_of() { printf '%s\t%s: %s\n' "$1" "$2" "$(tr '\n' ' ' <"$3" | sed 's/ *$//')" >>"$references"; }
 
 # The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's
 # S3 server (tools/node/s3-server.js: s3rver, every signature checked) holds the PNG;
@@ -443,7 +446,7 @@ LUA
 extauth="SELECT k.id, k.facility_id, k.extension_id, k.livemode, array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex') FROM extension_keys k JOIN extensions e ON e.id = k.extension_id WHERE k.secret_hash = decode('$ehash', 'hex') AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()) AND k.livemode = true;"
 cat >"$prefix/invoice.sql" <<SQL
 $extauth
-SELECT cms_invoice_json(i)::text FROM invoices i WHERE i.id = '$inv' AND i.facility_id = '$fac' AND i.livemode = true;
+SELECT * FROM invoices i WHERE i.id = '$inv' AND i.facility_id = '$fac' AND i.livemode = true;
 SQL
 cat >"$prefix/fail.sql" <<SQL
 \\set k random(1, 2000000000)
@@ -456,8 +459,9 @@ run_wrk "GET invoice" "/v1/ext/billing/invoices/$inv" -s "$prefix/ext.lua"
 a=$rate
 run_wrk "static file of the same size" /static/invoice.json
 b=$rate
-run_pgbench "the same two statements" "$prefix/invoice.sql"
+run_pgbench "the key, then the plain read of the invoice" "$prefix/invoice.sql"
 row "GET /v1/ext/billing/invoices/{id}" "$a" "$b" "$tps"
+ref_of "GET /v1/ext/billing/invoices/{id}" "the key, then the plain read of the invoice" "$prefix/invoice.sql"
 
 snapshot "/v1/ext/billing/payments/$inv/fail" fail.json -X POST -H 'Content-Type: application/json' \
     -H "Idempotency-Key: bench-snapshot" -d '{"reason":"insufficient_funds"}' \
@@ -470,6 +474,7 @@ run_wrk "static file of the same size" /static/fail.json
 b=$rate
 run_pgbench "the same two statements" "$prefix/fail.sql"
 row "POST .../payments/{id}/fail" "$a" "$b" "$tps"
+ref_of "POST .../payments/{id}/fail" "the same two statements" "$prefix/fail.sql"
 
 # The idempotent record POST: every request pays a pending invoice of its
 # own (ids md5('inv' || n)), with a fresh Idempotency-Key; pgbench pays
@@ -521,6 +526,7 @@ run_wrk "static file of the same size" /static/record.json
 b=$rate
 run_pgbench "the same two statements" "$prefix/record.sql"
 row "POST .../payments/{id}/record" "$a" "$b" "$tps"
+ref_of "POST .../payments/{id}/record" "the same two statements" "$prefix/record.sql"
 }
 
 if [ "${BENCH_ONLY:-}" != webhooks ] && [ "${BENCH_ONLY:-}" != metrics ]; then
@@ -658,6 +664,7 @@ static=$rate
 echo 'SELECT 1;' >"$prefix/select1.sql"
 run_pgbench "SELECT 1" "$prefix/select1.sql"
 row "GET /v1/health" "$health" "$static" "$tps"
+ref_of "GET /v1/health" "SELECT 1" "$prefix/select1.sql"
 fi
 if [ "${BENCH_ONLY:-}" = ext ]; then
     ext_bench
@@ -933,6 +940,7 @@ SQL
         b=$rate
         run_pgbench "the reference: key, ranked page of 20, total, highlights" "$ref"
         row "GET articles?q= ($m of $n)" "$a" "$b" "$tps"
+        ref_of "GET articles?q= ($m of $n)" "the reference: key, ranked page of 20, total, highlights" "$ref"
     done
     conns=$c
     run_wrk "GET articles?limit=20 (the same workspace)" "/v1/api/articles?limit=20" \
@@ -999,6 +1007,7 @@ bench_row "GET /v1/api/articles?limit=20" "/v1/api/articles?limit=20" "the plain
     "$prefix/list-plain.sql" "${auth[@]}"
 run_pgbench "the reference with the key and the total" "$prefix/list.sql"
 row "GET articles?limit=20 /key+total" "$route_rate" "$static_rate" "$tps"
+ref_of "GET articles?limit=20 /key+total" "the reference with the key and the total" "$prefix/list.sql"
 if [ "${BENCH_ONLY:-}" = articles ]; then
     report
     table_md
@@ -1034,6 +1043,7 @@ run_wrk "static file of the same size" /static/comments.json
 b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/comments.sql"
 row "GET /v1/api/comments?article_id" "$a" "$b" "$tps"
+ref_of "GET /v1/api/comments?article_id" "the reference: key, page of 20, total" "$prefix/comments.sql"
 # A custom module of BENCH_ENTRIES (10,000) entries and a filtered page of 20: against
 # pgbench running the same two statements (the key lookup, then the route's list
 # statement of src/ngx_http_cms_entries.c with its parameters in place).
@@ -1070,6 +1080,7 @@ run_wrk "static file of the same size" /static/entries.json
 b=$rate
 run_pgbench "the same statements: key, filtered page of 20 with its total" "$prefix/entries.sql"
 row "GET custom entries?filter[]" "$a" "$b" "$tps"
+ref_of "GET custom entries?filter[]" "the same statements: key, filtered page of 20 with its total" "$prefix/entries.sql"
 # The media list (issue 12): BENCH_MEDIA (10,000) assets of every type in the same
 # workspace, a key with media:read; against pgbench running the reference read (the
 # key, the index-ordered page of 20, the total), as for articles.
@@ -1102,6 +1113,7 @@ run_wrk "static file of the same size" /static/media.json
 b=$rate
 run_pgbench "the reference: key, page of 20, total" "$prefix/media.sql"
 row "GET /v1/api/media?limit=20" "$a" "$b" "$tps"
+ref_of "GET /v1/api/media?limit=20" "the reference: key, page of 20, total" "$prefix/media.sql"
 
 # The public surface (src/ngx_http_cms_public.c): a page's published sections by the
 # site's publishable key, among 10,000 pages of the site with a published section each;
@@ -1147,6 +1159,7 @@ run_wrk "static file of the same size" /static/public.json
 b=$rate
 run_pgbench "the reference: the site key, the page's published sections" "$prefix/public.sql"
 row "GET /v1/public/pages/{id}/sections" "$a" "$b" "$tps"
+ref_of "GET /v1/public/pages/{id}/sections" "the reference: the site key, the page's published sections" "$prefix/public.sql"
 latency_at_half "GET /v1/public/pages/{id}/sections" "$ppath" "$a"
 petag=$(curl -s -D - -o /dev/null "$url$ppath" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
 setag=$(curl -s -D - -o /dev/null "$url/static/public.json" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')

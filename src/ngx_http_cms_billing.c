@@ -50,11 +50,33 @@ static ngx_uint_t ngx_http_cms_fault(ngx_http_request_t *r,
 #endif
 
 
+/* an invoice, the object of cms_invoice_json() (sql/0004) from its columns */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_invoice_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT cms_invoice_json(i)::text FROM invoices i"
+        "SELECT i.id, i.patient_id, i.amount, i.currency, i.status,"
+        " i.reference, i.last_failure, i.livemode, i.created_at, i.updated_at"
+        " FROM invoices i"
         " WHERE i.id = $1 AND i.facility_id = $2 AND i.livemode = $3",
         3);
+
+static const ngx_http_cms_col_t  ngx_http_cms_invoice_cols[] = {
+    { "id", 0, NGX_HTTP_CMS_COL_STRING },
+    { "patient_id", 1, NGX_HTTP_CMS_COL_STRING },
+    { "amount", 2, NGX_HTTP_CMS_COL_NUMBER },
+    { "currency", 3, NGX_HTTP_CMS_COL_STRING },
+    { "status", 4, NGX_HTTP_CMS_COL_STRING },
+    { "reference", 5, NGX_HTTP_CMS_COL_STRING },
+    { "last_failure", 6, NGX_HTTP_CMS_COL_STRING },
+    { "livemode", 7, NGX_HTTP_CMS_COL_BOOL },
+    { "created_at", 8, NGX_HTTP_CMS_COL_TIME },
+    { "updated_at", 9, NGX_HTTP_CMS_COL_TIME },
+};
+
+/* the invoice object itself, not wrapped (extensions-api.md) */
+static const ngx_http_cms_record_t  ngx_http_cms_invoice = {
+    NULL, "invoices", ngx_http_cms_invoice_cols,
+    sizeof(ngx_http_cms_invoice_cols) / sizeof(ngx_http_cms_col_t)
+};
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_apply_sql =
     ngx_http_cms_pg_stmt(
@@ -149,28 +171,14 @@ ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res)
 {
     ngx_int_t  rc;
-    ngx_str_t  body;
 
     rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    if (PQntuples(res) != 1) {
-        return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_NOT_FOUND, NULL);
-    }
-
-    /* the invoice object itself, not wrapped (extensions-api.md) */
-    body.len = PQgetlength(res, 0, 0);
-    body.data = ngx_pnalloc(r->pool, body.len);
-
-    if (body.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_memcpy(body.data, PQgetvalue(res, 0, 0), body.len);
-
-    return ngx_http_cms_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_invoice,
+                                 res);
 }
 
 

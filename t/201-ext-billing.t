@@ -54,6 +54,8 @@ ok JSON::PP::is_bool($j->{livemode}) && $j->{livemode}, 'livemode true';
 like $j->{created_at} // '', $TS, 'created_at RFC 3339 UTC';
 like $j->{updated_at} // '', $TS, 'updated_at RFC 3339 UTC';
 like $r->{headers}{'x-request-id'} // '', qr/^[0-9a-f]{32}$/, 'X-Request-Id';
+is_deeply $j, JSON::PP->new->decode(psql("SELECT cms_invoice_json(i)::text FROM invoices i WHERE id = '$inv'")->[0][0]),
+    'written in C from the columns: what cms_invoice_json() (sql/0004) makes of the row';
 
 # --- record: validation ------------------------------------------------------------------
 
