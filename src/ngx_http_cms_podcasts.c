@@ -260,14 +260,15 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_episodes_insert_sql =
         " FROM podcast_shows s WHERE s.workspace_id = $1 AND s.id = $2"
         " RETURNING 0," NGX_HTTP_CMS_EPISODE_COLUMNS, 11);
 
-/* $1 workspace, $2 show or NULL, $3 status or NULL, $4 limit, $5 offset */
+/*
+ * $1 workspace, $2 show or NULL, $3 status or NULL, $4 limit, $5 offset;
+ * the total from the counters kept by the writes (sql/0044)
+ */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_episodes_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.* FROM"
-        " (SELECT count(*) AS total FROM podcast_episodes e"
-        "   WHERE e.workspace_id = $1"
-        "    AND ($2::uuid IS NULL OR e.show_id = $2)"
-        "    AND ($3::text IS NULL OR e.status = $3)) t"
+        " (SELECT cms_record_total_of('episodes', $1, $2::uuid, $3::text)"
+        "   AS total) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_EPISODE_COLUMNS
         "  FROM podcast_episodes e WHERE e.workspace_id = $1"
         "   AND ($2::uuid IS NULL OR e.show_id = $2)"

@@ -134,12 +134,12 @@ static const ngx_http_cms_record_t  ngx_http_cms_public_entry_rec = {
 #define NGX_HTTP_CMS_PUBLIC_ENTRY                                            \
     " c.id, c.data, c.created_at, c.updated_at"
 
-/* a page of published entries, newest first; a NULL total: no module */
+/* a page of published entries, newest first, the total from the module's
+   counters (sql/0044); a NULL total: no module */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_public_entries_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, e.* FROM (SELECT m.id AS mid,"
-        "  (SELECT count(*) FROM custom_entries c WHERE c.module_id = m.id"
-        "    AND c.status = 'published') AS total"
+        "  cms_record_total_of('entries', $1, m.id, 'published') AS total"
         "  FROM custom_modules m WHERE" NGX_HTTP_CMS_PUBLIC_MODULE
         "  UNION ALL SELECT NULL, NULL LIMIT 1 OFFSET 0) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_PUBLIC_ENTRY

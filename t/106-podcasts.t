@@ -187,6 +187,20 @@ my $s;
     }
     is req(GET => "/v1/workspaces/$wid/podcast-episodes?show_id=$s2->{id}", $tok)->{json}{pagination}{total}, 3,
         'the studio mirror lists them';
+    # the totals are counters kept by the writes (sql/0044), by show and status: a status
+    # change and a deletion move them, and each equals what a count of the rows says
+    my $totals = sub {
+        [map { req(GET => "/v1/api/podcast-episodes$_", $K)->{json}{pagination}{total} }
+             '', "?show_id=$s2->{id}", "?show_id=$s2->{id}&status=published", '?status=draft'] };
+    my $counted = sub {
+        [map { one("SELECT count(*) FROM podcast_episodes WHERE workspace_id = '$wid' $_") }
+             '', "AND show_id = '$s2->{id}'", "AND show_id = '$s2->{id}' AND status = 'published'",
+             "AND status = 'draft'"] };
+    psql("UPDATE podcast_episodes SET status = 'published' WHERE id = '$more[0]{id}'");
+    is_deeply $totals->(), $counted->(), 'an episode published: every total as counted';
+    psql("DELETE FROM podcast_episodes WHERE id IN ('$more[1]{id}', '$more[2]{id}')");
+    is_deeply $totals->(), $counted->(), 'two deleted in one statement: every total as counted';
+    is $totals->()[1], 1, 'the show has one left';
 }
 
 # --- the feed --------------------------------------------------------------------------

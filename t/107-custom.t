@@ -282,6 +282,23 @@ is scalar @{$r->{json}{custom_entries} // []}, 2, 'list: the page';
 is_deeply [sort keys %{$r->{json}{pagination} // {}}], [qw(offset total)], 'pagination holds total and offset';
 is $r->{json}{pagination}{total}, one("SELECT count(*) FROM custom_entries WHERE module_id = '$mod->{id}'"),
    'pagination total';
+# the total is the module's counters (sql/0044): a status change and a deletion keep it
+# what a count of the rows says, the studio's and the public surface's counts alike
+{
+    my $total = sub { req(GET => entries('products'), $KR)->{json}{pagination}{total} };
+    my ($x) = @{psql("INSERT INTO custom_entries (workspace_id, module_id, data, status)"
+                     . " SELECT workspace_id, id, '{}', 'draft' FROM custom_modules"
+                     . " WHERE id = '$mod->{id}' RETURNING id")};
+    my $n = one("SELECT count(*) FROM custom_entries WHERE module_id = '$mod->{id}'");
+    is $total->(), $n, 'an entry written by SQL: counted';
+    psql("UPDATE custom_entries SET status = CASE status WHEN 'draft' THEN 'published' ELSE 'draft' END"
+         . " WHERE id = '$x->[0]'");
+    is $total->(), $n, 'a status change: the total stays';
+    is one("SELECT sum(n) FROM record_counts WHERE kind = 'entries' AND value LIKE '$mod->{id}:%'"), $n,
+       'the counters hold every entry of the module';
+    psql("DELETE FROM custom_entries WHERE id = '$x->[0]'");
+    is $total->(), $n - 1, 'a deletion: one fewer';
+}
 
 # isolation
 check_err(req(GET => entries('products', $e->{id}), $K2), 404, 'not_found', 'another workspace: entry');
