@@ -46,31 +46,30 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER custom_entries_count_insert AFTER INSERT ON custom_entries
-    REFERENCING NEW TABLE AS cms_new
-    FOR EACH STATEMENT
-    EXECUTE FUNCTION cms_record_counts_apply('entries', 'module_id', 'status');
-CREATE TRIGGER custom_entries_count_update AFTER UPDATE ON custom_entries
-    REFERENCING OLD TABLE AS cms_old NEW TABLE AS cms_new
-    FOR EACH STATEMENT
-    EXECUTE FUNCTION cms_record_counts_apply('entries', 'module_id', 'status');
-CREATE TRIGGER custom_entries_count_delete AFTER DELETE ON custom_entries
-    REFERENCING OLD TABLE AS cms_old
-    FOR EACH STATEMENT
-    EXECUTE FUNCTION cms_record_counts_apply('entries', 'module_id', 'status');
-
-CREATE TRIGGER podcast_episodes_count_insert AFTER INSERT ON podcast_episodes
-    REFERENCING NEW TABLE AS cms_new
-    FOR EACH STATEMENT
-    EXECUTE FUNCTION cms_record_counts_apply('episodes', 'show_id', 'status');
-CREATE TRIGGER podcast_episodes_count_update AFTER UPDATE ON podcast_episodes
-    REFERENCING OLD TABLE AS cms_old NEW TABLE AS cms_new
-    FOR EACH STATEMENT
-    EXECUTE FUNCTION cms_record_counts_apply('episodes', 'show_id', 'status');
-CREATE TRIGGER podcast_episodes_count_delete AFTER DELETE ON podcast_episodes
-    REFERENCING OLD TABLE AS cms_old
-    FOR EACH STATEMENT
-    EXECUTE FUNCTION cms_record_counts_apply('episodes', 'show_id', 'status');
+-- each table's three triggers: "<table>_count_insert", _update, _delete
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN SELECT * FROM (VALUES ('custom_entries', 'entries', 'module_id'),
+                                   ('podcast_episodes', 'episodes', 'show_id'))
+                          AS v (tab, kind, parent)
+    LOOP
+        EXECUTE format('CREATE TRIGGER %1$s_count_insert AFTER INSERT ON %1$I'
+            ' REFERENCING NEW TABLE AS cms_new FOR EACH STATEMENT'
+            ' EXECUTE FUNCTION cms_record_counts_apply(%2$L, %3$L, ''status'')',
+            t.tab, t.kind, t.parent);
+        EXECUTE format('CREATE TRIGGER %1$s_count_update AFTER UPDATE ON %1$I'
+            ' REFERENCING OLD TABLE AS cms_old NEW TABLE AS cms_new'
+            ' FOR EACH STATEMENT'
+            ' EXECUTE FUNCTION cms_record_counts_apply(%2$L, %3$L, ''status'')',
+            t.tab, t.kind, t.parent);
+        EXECUTE format('CREATE TRIGGER %1$s_count_delete AFTER DELETE ON %1$I'
+            ' REFERENCING OLD TABLE AS cms_old FOR EACH STATEMENT'
+            ' EXECUTE FUNCTION cms_record_counts_apply(%2$L, %3$L, ''status'')',
+            t.tab, t.kind, t.parent);
+    END LOOP;
+END $$;
 
 -- the counters of what is there already (no write between the count and
 -- the triggers)
