@@ -17,9 +17,9 @@ CREATE TRIGGER subscribers_count_delete AFTER DELETE ON subscribers
     FOR EACH STATEMENT
     EXECUTE FUNCTION cms_record_counts_apply('subscribers', 'status');
 
--- the counters of what is there already (the table is locked meanwhile:
--- no write falls between the count and the triggers)
-LOCK TABLE subscribers IN SHARE MODE;
+-- the counters of what is there already: CREATE TRIGGER holds a lock
+-- that keeps writers out until the commit, so no write falls between the
+-- count and the triggers
 
 DELETE FROM record_counts WHERE kind = 'subscribers';
 

@@ -71,9 +71,9 @@ BEGIN
     END LOOP;
 END $$;
 
--- the counters of what is there already (no write between the count and
--- the triggers)
-LOCK TABLE custom_entries, podcast_episodes IN SHARE MODE;
+-- the counters of what is there already: CREATE TRIGGER holds a lock
+-- that keeps writers out until the commit, so no write falls between the
+-- count and the triggers
 
 DELETE FROM record_counts WHERE kind IN ('entries', 'episodes');
 

@@ -45,6 +45,7 @@ static size_t ngx_http_cms_json_run(u_char *p, const u_char *s, size_t len);
 static size_t ngx_http_cms_json_lit(u_char *p, const char *s, size_t len);
 static size_t ngx_http_cms_json_time(u_char *p, u_char *v, size_t len);
 static size_t ngx_http_cms_json_text_array(u_char *p, u_char *v, size_t len);
+static size_t ngx_http_cms_json_array_scan(u_char *p, u_char *v, size_t len);
 static u_char *ngx_http_cms_json_publishable(u_char *p, u_char *seed,
     size_t len);
 
@@ -594,78 +595,110 @@ ngx_http_cms_json_time_frac(u_char *v, size_t len)
 
 
 /*
- * PostgreSQL's text of a one-dimensional text[] ({a,"b c","d\"e",NULL})
- * as a JSON array of strings, an unquoted NULL as null; text not of that
- * form is written as the string it is.  Into p, or only counted (p NULL);
- * its length.
+ * PostgreSQL's text of a text[] ({a,"b c","d\\"e",NULL}) as a JSON array
+ * of strings, an unquoted NULL as null; a multi-dimensional array's
+ * elements in order, flattened (the API's arrays are of strings).  Text
+ * not of that form is written as the string it is.  Into p, or only
+ * counted (p NULL); its length.  The form is checked before anything is
+ * written: a writer stops at nothing it did not count.
  */
-/* long: one pass over the elements, quoted or not, counting or writing */
 static size_t
 ngx_http_cms_json_text_array(u_char *p, u_char *v, size_t len)
 {
-    u_char  *s, *end, *run;
-    size_t   n;
+    size_t  n;
 
-    if (len < 2 || v[0] != '{' || v[len - 1] != '}') {
-        goto string;
+    n = ngx_http_cms_json_array_scan(NULL, v, len);
+
+    if (n == 0) {
+        return p ? (size_t) (ngx_http_cms_json_escape(p, v, len) - p)
+                 : ngx_http_cms_json_escaped_len(v, len);
     }
 
-    s = v + 1;
-    end = v + len - 1;
+    return p ? ngx_http_cms_json_array_scan(p, v, len) : n;
+}
+
+
+/*
+ * ngx_http_cms_json_text_array()'s array written into p, or only counted
+ * (p NULL); its length, or 0 for text not of that form (p NULL only: the
+ * writer is called on checked text).
+ */
+/* long: one pass over braces, commas and elements, quoted or not */
+static size_t
+ngx_http_cms_json_array_scan(u_char *p, u_char *v, size_t len)
+{
+    u_char     *s, *end, *run;
+    size_t      n, items;
+    ngx_int_t   depth;
+
+    if (len < 2 || v[0] != '{') {
+        return 0;
+    }
+
+    end = v + len;
+    depth = 0;
+    items = 0;
     n = ngx_http_cms_json_lit(p, "[", 1);
 
-    while (s < end) {
-        if (s > v + 1) {
+    for (s = v; s < end; /* void */) {
+
+        if (*s == '{' || *s == '}' || *s == ',') {
+            depth += (*s == '{') - (*s == '}');
+            s++;
+
+            if (depth <= 0 && s != end) {
+                return 0;
+            }
+
+            continue;
+        }
+
+        if (items++) {
             n += ngx_http_cms_json_lit(p ? p + n : NULL, ",", 1);
         }
 
         if (*s != '"') {
-            for (run = s; s < end && *s != ','; s++) { /* void */ }
+            for (run = s; s < end && *s != ',' && *s != '}'; s++) { /* */ }
 
             if (s - run == 4 && ngx_strncmp(run, "NULL", 4) == 0) {
                 n += ngx_http_cms_json_lit(p ? p + n : NULL, "null", 4);
-
-            } else {
-                n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
-                n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
-                n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+                continue;
             }
 
-        } else {
             n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
-
-            /* runs between backslashes; an escaped byte begins a run */
-            for (run = ++s; s < end && *s != '"'; s++) {
-                if (*s == '\\') {
-                    n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
-                    run = ++s;
-
-                    if (s == end) {
-                        goto string;
-                    }
-                }
-            }
-
-            if (s == end) {
-                goto string;
-            }
-
             n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
             n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
-            s++;
+            continue;
         }
 
-        if (s < end && (*s != ',' || ++s == end)) {
-            goto string;
+        n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+
+        /* runs between backslashes; an escaped byte begins a run */
+        for (run = ++s; s < end && *s != '"'; s++) {
+            if (*s == '\\') {
+                n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
+                run = ++s;
+
+                if (s == end) {
+                    return 0;
+                }
+            }
         }
+
+        if (s == end) {
+            return 0;
+        }
+
+        n += ngx_http_cms_json_run(p ? p + n : NULL, run, s - run);
+        n += ngx_http_cms_json_lit(p ? p + n : NULL, "\"", 1);
+        s++;
+    }
+
+    if (depth != 0) {
+        return 0;
     }
 
     return n + ngx_http_cms_json_lit(p ? p + n : NULL, "]", 1);
-
-string:
-
-    return p ? (size_t) (ngx_http_cms_json_escape(p, v, len) - p)
-             : ngx_http_cms_json_escaped_len(v, len);
 }
 
 

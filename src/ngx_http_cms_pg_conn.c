@@ -33,6 +33,7 @@ static ngx_int_t ngx_http_cms_pg_open_resolved(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_notice(void *arg, const char *message);
 static ino_t ngx_http_cms_pg_inode(ngx_socket_t fd);
 static ngx_int_t ngx_http_cms_pg_follow(ngx_http_cms_pg_slot_t *slot);
+static ngx_int_t ngx_http_cms_pg_settings(ngx_http_cms_pg_slot_t *slot);
 
 
 /*
@@ -366,6 +367,10 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
         switch (st) {
 
         case PGRES_POLLING_OK:
+            if (ngx_http_cms_pg_settings(slot) != NGX_OK) {
+                return NGX_ERROR;
+            }
+
             if (slot->timer.timer_set) {
                 ngx_del_timer(&slot->timer);
             }
@@ -595,6 +600,38 @@ ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
 }
 
 /* a socket's identity: numbers are reused, inodes are not while open */
+/*
+ * The session's time settings are the module's (NGX_HTTP_CMS_PG_TIME,
+ * ngx_http_cms_pg_conf.c): answers' times are written from their text.
+ * A pooler that drops the startup options, or PGTZ / PGDATESTYLE in
+ * nginx's environment (sent after the options), would change them
+ * silently: such a connection is refused, and says why.
+ */
+static ngx_int_t
+ngx_http_cms_pg_settings(ngx_http_cms_pg_slot_t *slot)
+{
+    const char  *tz, *ds;
+
+    tz = PQparameterStatus(slot->conn, "TimeZone");
+    ds = PQparameterStatus(slot->conn, "DateStyle");
+
+    if (tz != NULL && ds != NULL && ngx_strcmp(tz, "UTC") == 0
+        && ngx_strncmp(ds, "ISO", 3) == 0)
+    {
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                  "cms: the session's TimeZone is \"%s\" and DateStyle "
+                  "\"%s\", not UTC and ISO: the connection's options did "
+                  "not reach the server (a pooler that ignores startup "
+                  "options, or PGTZ or PGDATESTYLE set)",
+                  tz ? tz : "", ds ? ds : "");
+
+    return NGX_ERROR;
+}
+
+
 static ino_t
 ngx_http_cms_pg_inode(ngx_socket_t fd)
 {

@@ -117,6 +117,21 @@ restart_nginx(workers => 1, postgres => qq{cms_postgres "hostaddr=127.0.0.1 port
 is settings(), 'auto 9500ms ISO, YMD UTC',
     "plan_cache_mode in the conninfo wins; the time settings are the module's";
 
+# a session whose time settings are not the module's (PGTZ in the workers' environment is
+# sent after the options, and wins) is refused, and says why: times are written from
+# their text, and would change silently
+{
+    my $off = error_log_size();
+    allow_error_log("the session's TimeZone is");
+    restart_nginx(workers => 1, main_config => 'env PGTZ=Europe/Berlin;');
+    my $r = http(GET => '/v1/_test/flaky');
+    is $r->{status}, 503, 'PGTZ set: no connection, 503';
+    ok scalar(grep { /the session's TimeZone is "Europe\/Berlin" and DateStyle "ISO, YMD", not UTC/ }
+                   error_log_lines($off)), '... and the log says why';
+    restart_nginx(workers => 1);
+    is settings(), 'force_generic_plan 9500ms ISO, YMD UTC', 'without it: connected again';
+}
+
 # --- an empty hostaddr element is refused at load time
 for my $ha ('127.0.0.1,', ',127.0.0.1', '127.0.0.1,,127.0.0.1', '') {
     my $t = nginx_test(postgres => qq{cms_postgres "hostaddr='$ha' host=a,b,c}

@@ -773,6 +773,14 @@ my $theirs = mk($K2, { title => 'Theirs', status => 'published' });
     is $z->{published_at}, '2030-06-07T08:09:10.000Z', 'a whole second: .000Z';
     is_deeply $z->{tags}, [], 'no tags: []';
     is_deeply $z, $zero, 'and the rest as written';
+    # tags the API never writes but SQL can: a two-dimensional array (many short elements,
+    # then a quoted one, in each row) is flattened, its elements in order
+    my $many = join ',', map { "{" . join(',', ('a') x 150) . ",\"x y\"}" } 1 .. 2;
+    psql("UPDATE articles SET tags = '{$many}' WHERE id = '$zero->{id}'");
+    my $two = req(GET => "/v1/api/articles/$zero->{id}", $K);
+    is $two->{status}, 200, 'a two-dimensional tags array: 200' or diag diag_resp($two);
+    is_deeply $two->{json}{article}{tags}, [(('a') x 150, 'x y') x 2], '... its elements, flattened';
+    psql("UPDATE articles SET tags = '{}' WHERE id = '$zero->{id}'");
     psql("UPDATE articles SET published_at = now() - interval '1 minute' WHERE id = '$odd->{id}'");
     is req(GET => "/v1/api/articles/$odd->{id}", $K)->{json}{article}{status}, 'published',
         'a scheduled article whose time has come reads published';
