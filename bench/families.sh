@@ -97,15 +97,9 @@ fam_try() {
     esac
 }
 
-# wrk's Lua prelude: every thread numbered ("tid"), its own random sequence
-fam_lua_head='local threads = 0
-function setup(thread)
-    threads = threads + 1
-    thread:set("tid", threads)
-end
-function init(args)
-    math.randomseed(os.time() * 100 + tid)
-end'
+# wrk's Lua prelude (bench/run.sh's lua_head), each thread seeded
+fam_lua_head="$lua_head
+function init(args) seed() end"
 
 # The three steps share families_bench's locals (bash's dynamic scope).
 families_bench() {

@@ -403,6 +403,15 @@ CONF
 admin=(env CMS_DATABASE_URL="hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres"
        CMS_SECRET_FILE="$prefix/conf/secret.key" "$root/build/cms-admin")
 
+# wrk's Lua prelude for the scripts of the write rows: every thread numbered ("tid"),
+# and seed() to give each its own random sequence (from its init)
+lua_head='local threads = 0
+function setup(thread)
+    threads = threads + 1
+    thread:set("tid", threads)
+end
+local function seed() math.randomseed(os.time() * 100 + tid) end'
+
 # The extension surface (BENCH_ONLY=ext: these rows alone, after the health row)
 ext_bench() {
 # The extension surface: 3000 keys of one facility, so that the rate limit
@@ -420,16 +429,12 @@ ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
 
 # wrk: every request with the next key; POSTs with a fresh Idempotency-Key
 cat >"$prefix/ext.lua" <<LUA
+$lua_head
 local keys, i = {}, 0
 for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
 local method, body = "GET", nil
-local threads = 0
-function setup(thread)
-    threads = threads + 1
-    thread:set("tid", threads)
-end
 function init(args)
-    math.randomseed(os.time() * 100 + tid)
+    seed()
     if args[1] == "post" then
         method, body = "POST", '{"reason":"insufficient_funds"}'
     end
