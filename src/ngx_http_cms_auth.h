@@ -62,17 +62,18 @@ typedef enum {
  * The key lookup: columns 0-6 are the key id, workspace, creator, the
  * creator's role, the scopes, whether the workspace is suspended and the
  * stored hash; "extra" adds columns after them (a fused read's record).
+ * One probe: the key's row carries its creator's current role (NULL when
+ * the creator is not an active member) and its workspace's suspension,
+ * kept by triggers on members, users and workspaces
+ * (sql/0045_key_principals.sql).
  */
 #define NGX_HTTP_CMS_AUTH_KEY_SQL(extra)                                     \
-    "SELECT k.id, k.workspace_id, k.created_by, m.role,"                     \
-    " array_to_string(k.scopes, ' '), w.suspended,"                          \
+    "SELECT k.id, k.workspace_id, k.created_by, k.principal_role,"           \
+    " array_to_string(k.scopes, ' '), k.workspace_suspended,"                \
     " encode(k.secret_hash, 'hex')" extra                                    \
     " FROM api_keys k"                                                       \
-    " JOIN workspaces w ON w.id = k.workspace_id"                            \
-    " JOIN members m ON m.workspace_id = k.workspace_id"                     \
-    "  AND m.user_id = k.created_by"                                         \
-    " JOIN users u ON u.id = k.created_by AND u.active"                      \
-    " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL"
+    " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL"      \
+    "  AND k.principal_role IS NOT NULL"
 
 #define NGX_HTTP_CMS_AUTH_KEY_COLUMNS  7
 

@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0044_list_counts"
+#define NGX_HTTP_CMS_SCHEMA  "0045_key_principals"
 
 
 typedef enum {

@@ -10,7 +10,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(req diag_resp check_err signup signup_defaults api_key master_secret pepper
-                     make_key key_from_body checksum_ok bad_checksum crc32 $UUID $TS);
+                     make_key key_from_body checksum_ok bad_checksum crc32 one $UUID $TS);
 use Digest::SHA qw(hmac_sha256_hex);
 use MIME::Base64 qw(encode_base64url);
 use Time::HiRes qw(time sleep);
@@ -399,6 +399,16 @@ is req(GET => '/v1/api/key', $k3->{secret})->{status}, 200, 'the other keys stil
     psql("DELETE FROM members WHERE workspace_id = '$wid' AND user_id = '$adm2->{user}{id}'");
     check_err(req(GET => '/v1/_test/scoped', $kl->{secret}), 401, 'invalid_api_key', 'the key\'s creator left the workspace: scoped route');
     check_err(req(GET => '/v1/api/key', $kl->{secret}), 401, 'invalid_api_key', 'the key\'s creator left the workspace: /v1/api/key');
+    is one('SELECT cms_key_principal_drift()'), 0, 'the keys\' copies of their principal match the tables (removal)';
+
+    # back as an author: the key works again, with the new role (sql/0045's copy)
+    psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$adm2->{user}{id}', 'author')");
+    my $back = req(GET => '/v1/_test/scoped', $kl->{secret});
+    is_deeply [$back->{status}, ($back->{json} // {})->{role}], [200, 2],
+        'the creator rejoined as an author: the key acts with role 2' or diag diag_resp($back);
+    psql("UPDATE members SET role = 'viewer' WHERE workspace_id = '$wid' AND user_id = '$adm2->{user}{id}'");
+    is((req(GET => '/v1/_test/scoped', $kl->{secret})->{json} // {})->{role}, 1,
+       'and demoted to viewer: role 1 at once');
 
     is req(GET => '/v1/_test/scoped', $kd->{secret})->{status}, 200, 'creator active: the key works';
     psql("UPDATE users SET active = false WHERE id = '$m{admin}{user}{id}'");
@@ -406,11 +416,15 @@ is req(GET => '/v1/api/key', $k3->{secret})->{status}, 200, 'the other keys stil
     check_err(req(GET => '/v1/_test/scoped', $ka->{secret}), 401, 'invalid_api_key', 'and so is the creator\'s other key');
     psql("UPDATE users SET active = true WHERE id = '$m{admin}{user}{id}'");
     is req(GET => '/v1/_test/scoped', $s1)->{status}, 200, 'the owner\'s key is unaffected';
+    is one('SELECT cms_key_principal_drift()'), 0, 'the copies match the tables (deactivation)';
 }
 
 psql("UPDATE workspaces SET suspended = true WHERE id = '$wid'");
 check_err(req(GET => '/v1/api/key', $s1), 403, 'workspace_suspended', 'suspended workspace: /v1/api/key');
 check_err(req(GET => '/v1/_test/scoped', $s1), 403, 'workspace_suspended', 'suspended workspace: scoped route');
+is one('SELECT cms_key_principal_drift()'), 0, 'the copies match the tables (suspension)';
+is one("SELECT count(*) FROM api_keys WHERE workspace_id = '$wid' AND NOT workspace_suspended"), 0,
+   'every key of the suspended workspace carries it';
 check_err(req(GET => '/v1/api/key', make_key()), 401, 'invalid_api_key', 'suspended workspace: an unknown key is still just invalid');
 check_err(req(GET => '/v1/api/key', $k4->{secret}), 401, 'invalid_api_key', 'suspended workspace: a revoked key is still just invalid');
 psql("UPDATE workspaces SET suspended = false WHERE id = '$wid'");
