@@ -50,6 +50,21 @@ static u_char *ngx_http_cms_json_publishable(u_char *p, u_char *seed,
     size_t len);
 
 
+/*
+ * The bytes a JSON string escapes, and how many bytes more each takes:
+ * 1 for the two-character escapes, 5 for the other controls (\u00XX);
+ * 0 for every byte written as it is (UTF-8 bytes included).
+ */
+static const u_char  ngx_http_cms_json_extra[256] = {
+    5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 5, 1, 1, 5, 5,     /* \b \t \n \f \r */
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     /* '"' */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0      /* '\\' */
+};
+
+
 ngx_int_t
 ngx_http_cms_json_dump(ngx_http_request_t *r, json_t *json, ngx_str_t *out)
 {
@@ -142,18 +157,10 @@ ngx_http_cms_json_escaped_len(const u_char *s, size_t len)
 {
     size_t  n, i;
 
-    n = 2;
+    n = 2 + len;
 
     for (i = 0; i < len; i++) {
-        switch (s[i]) {
-        case '"': case '\\': case '\n': case '\r': case '\t': case '\b':
-        case '\f':
-            n += 2;
-            break;
-
-        default:
-            n += s[i] < 0x20 ? 6 : 1;
-        }
+        n += ngx_http_cms_json_extra[s[i]];
     }
 
     return n;
@@ -171,32 +178,45 @@ ngx_http_cms_json_escape(u_char *buf, const u_char *s, size_t len)
 }
 
 
-/* s[0 .. len) escaped, without the quotes */
+/* s[0 .. len) escaped, without the quotes: the runs that need none copied */
 static u_char *
 ngx_http_cms_json_escape_inner(u_char *buf, const u_char *s, size_t len)
 {
-    size_t         i;
+    u_char         c;
+    const u_char  *run, *end;
     static u_char  hex[] = "0123456789abcdef";
 
-    for (i = 0; i < len; i++) {
-        switch (s[i]) {
-        case '"':  *buf++ = '\\'; *buf++ = '"';  break;
-        case '\\': *buf++ = '\\'; *buf++ = '\\'; break;
-        case '\n': *buf++ = '\\'; *buf++ = 'n';  break;
-        case '\r': *buf++ = '\\'; *buf++ = 'r';  break;
-        case '\t': *buf++ = '\\'; *buf++ = 't';  break;
-        case '\b': *buf++ = '\\'; *buf++ = 'b';  break;
-        case '\f': *buf++ = '\\'; *buf++ = 'f';  break;
+    end = s + len;
+
+    while (s < end) {
+        run = s;
+
+        while (s < end && ngx_http_cms_json_extra[*s] == 0) {
+            s++;
+        }
+
+        buf = ngx_cpymem(buf, run, s - run);
+
+        if (s == end) {
+            break;
+        }
+
+        c = *s++;
+        *buf++ = '\\';
+
+        switch (c) {
+        case '"':  *buf++ = '"';  break;
+        case '\\': *buf++ = '\\'; break;
+        case '\n': *buf++ = 'n';  break;
+        case '\r': *buf++ = 'r';  break;
+        case '\t': *buf++ = 't';  break;
+        case '\b': *buf++ = 'b';  break;
+        case '\f': *buf++ = 'f';  break;
 
         default:
-            if (s[i] < 0x20) {
-                buf = ngx_cpymem(buf, "\\u00", 4);
-                *buf++ = hex[s[i] >> 4];
-                *buf++ = hex[s[i] & 0xf];
-
-            } else {
-                *buf++ = s[i];
-            }
+            buf = ngx_cpymem(buf, "u00", 3);
+            *buf++ = hex[c >> 4];
+            *buf++ = hex[c & 0xf];
         }
     }
 
