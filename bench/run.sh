@@ -228,6 +228,7 @@ snapshot() {
     [ "$code" = 200 ] || { echo "bench: $path answered $code" >&2; cat "$prefix/static/$file" >&2; exit 1; }
 }
 
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 # Each row's rates too ("row<TAB>route/s<TAB>static/s<TAB>pgbench", "-" for none), for
 # the table of docs/benchmarks.md (table_md below)
@@ -283,11 +284,15 @@ references=${ratios%.tsv}-references.tsv
 # its statements copied into $references). Further arguments: request header options
 # for curl and wrk (the credential). Leaves $route_rate and $static_rate, and the copy's
 # name under static/ in $row_file. With the array row_wrk set, wrk takes its options
-# instead of the header options (a Lua script; emptied after the row).
+# instead of the header options (a Lua script; emptied after the row). With row_repeat
+# set to N, the route and the reference run N times in turn and the row keeps the
+# median of each (for the rows whose ratio is a goal: one 10-second run of either
+# swings by a fifth on this shared machine).
 nrows=0
 row_wrk=()
+row_repeat=1
 bench_row() {
-    local name=$1 path=$2 ref=$3 sql=$4 wopts
+    local name=$1 path=$2 ref=$3 sql=$4 wopts i rates=() tpss=()
     shift 4
     wopts=("$@")
     [ ${#row_wrk[@]} = 0 ] || wopts=("${row_wrk[@]}")
@@ -295,11 +300,18 @@ bench_row() {
     row_file=row-$((++nrows)).json
     snapshot "$path" "$row_file" "$@"
     echo; echo "$name body: $(stat -c %s "$prefix/static/$row_file") bytes"
-    run_wrk "$name" "$path" "${wopts[@]}"
-    route_rate=$rate
+    for ((i = 0; i < row_repeat; i++)); do
+        run_wrk "$name" "$path" "${wopts[@]}"
+        rates+=("$rate")
+        run_pgbench "$ref" "$sql"
+        tpss+=("$tps")
+    done
+    row_repeat=1
+    route_rate=$(median "${rates[@]}")
+    tps=$(median "${tpss[@]}")
+    [ ${#rates[@]} = 1 ] || echo "medians of ${#rates[@]}: route $route_rate/s, reference $tps tps"
     run_wrk "static file of the same size" "/static/$row_file"
     static_rate=$rate
-    run_pgbench "$ref" "$sql"
     row "$name" "$route_rate" "$static_rate" "$tps"
     ref_of "$name" "$ref" "$sql"
 }
@@ -828,7 +840,6 @@ fi
 # pair's on/off (two runs next to each other) and their median, which the machine's drift
 # moves less than it moves the ratio of the medians.
 metrics_line=
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 metrics_bench() {
     local runs=${BENCH_METRICS_RUNS:-5} mode mp p i order loc code saved=$url on=() off=() pairs=()
     local mon moff counted load0
@@ -1027,6 +1038,7 @@ SQL
 echo "SELECT * FROM articles WHERE id = '$id';" >"$prefix/article-plain.sql"
 echo "SELECT * FROM articles WHERE workspace_id = '$ws' AND locale = 'en' AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 20;" \
     >"$prefix/list-plain.sql"
+row_repeat=3
 bench_row "GET /v1/api/articles/{id}" "/v1/api/articles/$id" "the plain row read" \
     "$prefix/article-plain.sql" "${auth[@]}"
 # and against pgbench running the route's own statement (src/ngx_http_cms_articles.c: the
@@ -1040,6 +1052,7 @@ ref_of "GET articles/{id} /own statement" "the route's own statement" "$prefix/a
 latency_at_half "GET /v1/api/articles/{id}" "/v1/api/articles/$id" "$route_rate" "${auth[@]}"
 [ "${BENCH_ONLY:-}" = articles ] || metrics_bench
 
+row_repeat=3
 bench_row "GET /v1/api/articles?limit=20" "/v1/api/articles?limit=20" "the plain page read" \
     "$prefix/list-plain.sql" "${auth[@]}"
 run_pgbench "the reference with the key and the total" "$prefix/list.sql"
@@ -1049,6 +1062,13 @@ if [ "${BENCH_ONLY:-}" = articles ]; then
     report
     table_md
     echo "latency at half the peak rate: ${latency_line%; }"
+    # BENCH_HOLD=FILE: the servers stay up, their data seeded, until FILE is removed
+    # (profiling by hand: the URL, key and ports are in the lines above)
+    if [ -n "${BENCH_HOLD:-}" ]; then
+        echo "bench: holding; url $url, key $key, pg $pg; rm $BENCH_HOLD to stop"
+        touch "$BENCH_HOLD"
+        while [ -e "$BENCH_HOLD" ]; do sleep 1; done
+    fi
     exit 0
 fi
 gzip_bench
