@@ -319,23 +319,16 @@ bench_row() {
 # A row's reference into $references: ref_of ROW NAME FILE (the file's statements)
 ref_of() { printf '%s\t%s: %s\n' "$1" "$2" "$(tr '\n' ' ' <"$3" | sed 's/ *$//')" >>"$references"; }
 
-# Waits (up to 10 minutes, polling each second) until the worker's relay has carried every
-# outbox event to Redis, so that a row is not measured beside the backlog an earlier row's
-# writes left (the families' write rows leave tens of thousands); says how many there were
-# and how long the relay took, in $drain_line.
-drain_line=
-drain_outbox() {
-    local n left t0=$SECONDS
-    n=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
-            -c "SELECT count(*) FROM outbox_events WHERE delivered_at IS NULL")
-    left=$n
-    while [ "$left" -gt 0 ] && [ $((SECONDS - t0)) -lt 600 ]; do
-        sleep 1
-        left=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
-                   -c "SELECT count(*) FROM outbox_events WHERE delivered_at IS NULL")
-    done
-    echo "== outbox before $1: $n events pending, $left left after $((SECONDS - t0)) s"
-    drain_line+="before $1: $n pending, $left left after $((SECONDS - t0)) s; "
+# Settles the database before the rows that follow the families' writes: one VACUUM
+# ANALYZE, waited for (the writes leave tens of thousands of new and dead rows, and
+# autovacuum would otherwise take its share of the two cores in the middle of a later
+# row); says how long it took, in $settle_line.
+settle_line=
+settle_db() {
+    local t0=$SECONDS
+    psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM (ANALYZE)"
+    echo "== database settled before $1: VACUUM ANALYZE took $((SECONDS - t0)) s"
+    settle_line+="before $1: VACUUM ANALYZE $((SECONDS - t0)) s; "
 }
 
 # The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's
@@ -1298,7 +1291,7 @@ CONF
     row2 "GET public sections, replica/primary" "$(median "${pr[@]}")" "$(median "${pp[@]}")"
 }
 families_bench
-drain_outbox "the replica rows"
+settle_db "the replica rows"
 replica_dir=
 replica_bench
 search_bench
@@ -1338,10 +1331,9 @@ scale_line=$(printf 'list p50 at 1,000 articles %.2f ms, at %s %.2f ms: ratio %.
     "${scale[0]}" "${BENCH_LARGE:-100000}" "${scale[1]}" \
     "$(awk -v a="${scale[1]}" -v b="${scale[0]}" 'BEGIN {print a / b}')")
 
-drain_outbox "the extension rows"
+settle_db "the extension rows"
 ext_bench
 
-drain_outbox "webhook delivery"
 hooks_bench
 
 idle_bench
@@ -1355,7 +1347,7 @@ echo "$search_line"
 echo "$image_line"
 echo "$gzip_line"
 echo "$idle_line"
-echo "outbox relay: ${drain_line%; }"
+echo "database settled: ${settle_line%; }"
 echo "latency at half the peak rate: ${latency_line%; }"
 echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
