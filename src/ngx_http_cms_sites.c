@@ -239,7 +239,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_pages_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.*" NGX_HTTP_CMS_PAGES_SITE
         " CROSS JOIN LATERAL (SELECT CASE WHEN st.id IS NULL THEN NULL"
-        "  ELSE (SELECT count(*) FROM pages WHERE site_id = st.id) END"
+        "  ELSE cms_record_total('pages', $1, st.id::text) END"
         "  AS total OFFSET 0) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_PAGE_COLUMNS
         "  FROM pages p WHERE p.site_id = st.id"

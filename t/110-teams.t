@@ -385,4 +385,11 @@ check_err(req(GET => "$base/audit-events", $bob->{token}), 403, 'not_workspace_m
 my $ed2 = join_as('editor');
 check_err(req(GET => "$base/audit-events", $ed2->{token}), 403, 'forbidden', 'an editor reads the log');
 
+# the members total is the workspace's counters (sql/0046), after every join, role change and removal above
+is req(GET => "$base/members", $ot)->{json}{pagination}{total}, one("SELECT count(*) FROM members WHERE workspace_id = '$wid'"),
+    'the members total is the count of the rows';
+is one("SELECT count(*) FROM (SELECT role, count(*) FROM members WHERE workspace_id = '$wid' GROUP BY role"
+       . " EXCEPT SELECT value, n FROM record_counts WHERE kind = 'members' AND workspace_id = '$wid' AND n > 0) x"), 0,
+    'each role\'s counter holds its members';
+
 done_testing();

@@ -280,6 +280,18 @@ for my $path ("$pb/$op->{id}", "$base/$s2->{id}/pages/$op->{id}", "$pb/not-a-uui
 is req(DELETE => "$pb/$pid", $m{author}{token})->{status}, 204, 'DELETE page: 204';
 check_err(req(GET => "$pb/$pid", $ot), 404, 'not_found', 'the page is gone');
 
+# the total is the site's counter (sql/0046): a deletion, pages written and removed by SQL
+{
+    my $total = sub { req(GET => $pb, $ot)->{json}{pagination}{total} };
+    is $total->(), 3, 'a page deleted: the total is one fewer';
+    psql("INSERT INTO pages (site_id, workspace_id, slug, title)"
+         . " SELECT '$sid', '$wid', '/sql-' || g, 'By SQL ' || g FROM generate_series(1, 5) g");
+    is $total->(), 8, 'five pages written by SQL: counted';
+    psql("DELETE FROM pages WHERE site_id = '$sid' AND slug LIKE '/sql-%' AND slug <> '/sql-1'");
+    is $total->(), one("SELECT count(*) FROM pages WHERE site_id = '$sid'"), 'four removed in one statement: the total is the count';
+    is one("SELECT n FROM record_counts WHERE kind = 'pages' AND value = '$sid'"), 4, 'the counter row';
+}
+
 # --- delete ------------------------------------------------------------------------------
 
 check_err(req(DELETE => "$base/$sid", $m{viewer}{token}), 403, 'forbidden', 'DELETE as a viewer');
