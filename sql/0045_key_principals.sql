@@ -16,6 +16,10 @@
 -- transaction.  A key written concurrently with such a change reads the
 -- rows it copies FOR SHARE, so one of the two waits for the other: the
 -- change's trigger then sees the key, or the key's copy sees the change.
+-- The workspace's row comes first, as in the team's functions
+-- (cms_members_lock(), sql/0016), and a membership written by any path
+-- locks it too: a membership not yet committed has no row a key could
+-- lock, so the workspace is what the two meet on.
 BEGIN;
 
 ALTER TABLE api_keys
@@ -38,12 +42,12 @@ CREATE FUNCTION cms_api_keys_principal() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+    SELECT suspended INTO NEW.workspace_suspended FROM workspaces
+     WHERE id = NEW.workspace_id FOR SHARE;
     PERFORM 1 FROM users WHERE id = NEW.created_by FOR SHARE;
     PERFORM 1 FROM members
       WHERE workspace_id = NEW.workspace_id AND user_id = NEW.created_by
         FOR SHARE;
-    SELECT suspended INTO NEW.workspace_suspended FROM workspaces
-     WHERE id = NEW.workspace_id FOR SHARE;
     NEW.principal_role := cms_key_principal_role(NEW.workspace_id,
                                                  NEW.created_by);
     RETURN NEW;
@@ -53,13 +57,18 @@ CREATE TRIGGER api_keys_principal
     BEFORE INSERT OR UPDATE OF workspace_id, created_by ON api_keys
     FOR EACH ROW EXECUTE FUNCTION cms_api_keys_principal();
 
--- the keys of (workspace, user): their role read again
+-- The keys of (workspace, user): their role read again.  Every update of
+-- keys here locks its rows in id order first, so that two of them over
+-- the same keys (a user deactivated while removed) cannot deadlock.
 CREATE FUNCTION cms_key_principal_refresh(p_workspace uuid, p_user uuid)
     RETURNS void
     LANGUAGE sql
     AS $$ UPDATE api_keys
              SET principal_role = cms_key_principal_role(p_workspace, p_user)
-           WHERE workspace_id = p_workspace AND created_by = p_user $$;
+           WHERE id IN (SELECT id FROM api_keys
+                         WHERE workspace_id = p_workspace
+                           AND created_by = p_user
+                         ORDER BY id FOR UPDATE) $$;
 
 -- A row of members, users or workspaces changed: the keys that copy it.
 -- A membership added, changed or removed: its keys (the old pair's and the
@@ -72,17 +81,23 @@ CREATE FUNCTION cms_key_principal_sync() RETURNS trigger
 BEGIN
     IF TG_TABLE_NAME = 'workspaces' THEN
         UPDATE api_keys SET workspace_suspended = NEW.suspended
-         WHERE workspace_id = NEW.id;
+         WHERE id IN (SELECT id FROM api_keys WHERE workspace_id = NEW.id
+                       ORDER BY id FOR UPDATE);
     ELSIF TG_TABLE_NAME = 'users' THEN
         UPDATE api_keys
            SET principal_role = cms_key_principal_role(workspace_id,
                                                        created_by)
-         WHERE created_by = NEW.id;
+         WHERE id IN (SELECT id FROM api_keys WHERE created_by = NEW.id
+                       ORDER BY id FOR UPDATE);
     ELSE
         IF TG_OP <> 'INSERT' THEN
+            PERFORM 1 FROM workspaces WHERE id = OLD.workspace_id
+                FOR NO KEY UPDATE;
             PERFORM cms_key_principal_refresh(OLD.workspace_id, OLD.user_id);
         END IF;
         IF TG_OP <> 'DELETE' THEN
+            PERFORM 1 FROM workspaces WHERE id = NEW.workspace_id
+                FOR NO KEY UPDATE;
             PERFORM cms_key_principal_refresh(NEW.workspace_id, NEW.user_id);
         END IF;
     END IF;

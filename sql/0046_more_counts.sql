@@ -1,14 +1,15 @@
--- The last list totals counted per request, from counters (issue 35), as
--- the other lists' (sql/0014, sql/0043, sql/0044): a site's pages, a
--- webhook's deliveries and a workspace's members.  Counting a site's
--- 10,000 pages cost more than reading the page of 20.
+-- List totals from counters (issue 35), as the other lists' (sql/0014,
+-- sql/0043, sql/0044): a site's pages and a workspace's members.  Counting
+-- a site's 10,000 pages cost more than reading the page of 20.
 --
---   pages       value "<site id>"                 the pages list of a site
---   deliveries  value "<webhook id>:<status>"     a webhook's deliveries
---   members     value "<role>"                    the members list
+--   pages       value "<site id>"       the pages list of a site
+--   members     value "<role>"          the members list
 --
 -- Read with cms_record_total() (pages: the site's value; members: every
--- value) and cms_record_total_of() (deliveries: the webhook's, any status).
+-- value).  A webhook's deliveries keep their count: their counter rows
+-- would be taken, in no fixed order, by transactions of many statements
+-- (the scheduled articles' announcements, the senders' batches of
+-- outcomes, on several hosts), which could then deadlock on them.
 BEGIN;
 
 DO $$
@@ -16,8 +17,6 @@ DECLARE
     t record;
 BEGIN
     FOR t IN SELECT * FROM (VALUES ('pages', 'pages', '''site_id'''),
-                                   ('webhook_deliveries', 'deliveries',
-                                    '''webhook_id'', ''status'''),
                                    ('members', 'members', '''role'''))
                           AS v (tab, kind, cols)
     LOOP
@@ -41,15 +40,11 @@ END $$;
 -- that keeps writers out until the commit, so no write falls between the
 -- count and the triggers
 
-DELETE FROM record_counts WHERE kind IN ('pages', 'deliveries', 'members');
+DELETE FROM record_counts WHERE kind IN ('pages', 'members');
 
 INSERT INTO record_counts (kind, workspace_id, value, n)
     SELECT 'pages', workspace_id, site_id::text, count(*)
       FROM pages GROUP BY workspace_id, site_id
-    UNION ALL
-    SELECT 'deliveries', workspace_id, webhook_id::text || ':' || status,
-           count(*)
-      FROM webhook_deliveries GROUP BY workspace_id, webhook_id, status
     UNION ALL
     SELECT 'members', workspace_id, role, count(*)
       FROM members GROUP BY workspace_id, role;

@@ -85,8 +85,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_deliveries_list_sql =
         "  WHERE h.id = $2 AND h.workspace_id = $1"
         "  UNION ALL SELECT NULL LIMIT 1) wh"
         " CROSS JOIN LATERAL (SELECT CASE WHEN wh.id IS NULL THEN NULL"
-        "  ELSE cms_record_total_of('deliveries', $1, wh.id, NULL) END"
-        "  AS total OFFSET 0) t"
+        "  ELSE (SELECT count(*) FROM webhook_deliveries"
+        "   WHERE webhook_id = wh.id) END AS total OFFSET 0) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_DELIVERY_COLUMNS
         "  FROM webhook_deliveries d WHERE d.webhook_id = wh.id"
         "  ORDER BY d.created_at DESC, d.id DESC LIMIT $3 OFFSET $4) p"

@@ -430,6 +430,50 @@ check_err(req(GET => '/v1/api/key', $k4->{secret}), 401, 'invalid_api_key', 'sus
 psql("UPDATE workspaces SET suspended = false WHERE id = '$wid'");
 is req(GET => '/v1/api/key', $s1)->{status}, 200, 'unsuspended: the key works again';
 
+# --- a key written while its creator's membership is written (sql/0045) ---------------
+# Two sessions, each order: the one that comes second waits on the workspace's row for the
+# first to commit, then the key's copy of its principal is the role (never a stale NULL).
+{
+    my @conn = ('-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', $ENV{TEST_CMS_PG_PORT},
+                '-U', 'postgres', '-d', $db);
+    my $waiting = sub {      # some session waits on a lock held by another, within 60 s
+        my $t0 = time;
+        while (time - $t0 < 60) {
+            return 1 if one("SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'"
+                            . " AND cardinality(pg_blocking_pids(pid)) > 0") > 0;
+            select(undef, undef, undef, 0.05);
+        }
+        return 0;
+    };
+    for my $first (qw(member key)) {
+        my $u = signup();
+        my $hash = Digest::SHA::sha256_hex("race $first $$ " . rand());
+        my $member = "INSERT INTO members (workspace_id, user_id, role) VALUES ('$wid', '$u->{user}{id}', 'editor');";
+        my $key = "INSERT INTO api_keys (workspace_id, created_by, name, key_prefix, secret_hash, scopes)"
+                . " VALUES ('$wid', '$u->{user}{id}', 'race', 'svc_live_race', decode('$hash', 'hex'), '{articles:read}');";
+        my ($one, $two) = $first eq 'member' ? ($member, $key) : ($key, $member);
+        open(my $held, '|-', 'psql', @conn) or die "psql: $!";
+        $held->autoflush(1);
+        print $held "BEGIN;\n$one\n";
+        # the first statement's locks are taken once its row is there
+        my $t0 = time;
+        until (one("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                   . " WHERE a.datname = '$db' AND a.state = 'idle in transaction'") > 0 || time - $t0 > 60) {
+            select(undef, undef, undef, 0.05);
+        }
+        my $pid = fork // die "fork: $!";
+        if (!$pid) { exec 'psql', @conn, '-c', $two or exit 127 }
+        ok $waiting->(), "$first first: the second session waits for it";
+        print $held "COMMIT;\n";
+        close $held;
+        waitpid $pid, 0;
+        is $? >> 8, 0, "$first first: the second session's write went through";
+        is one("SELECT principal_role FROM api_keys WHERE secret_hash = decode('$hash', 'hex')"), 'editor',
+           "$first first: the key acts with the member's role";
+    }
+    is one('SELECT cms_key_principal_drift()'), 0, 'the copies match the tables (concurrent writes)';
+}
+
 # --- nothing secret in a database dump -------------------------------------------------
 
 {
