@@ -283,7 +283,8 @@ references=${ratios%.tsv}-references.tsv
 # answered (copied first) and pgbench running the reference query in file $4 (named $3,
 # its statements copied into $references). Further arguments: request header options
 # for curl and wrk (the credential). Leaves $route_rate and $static_rate, and the copy's
-# name under static/ in $row_file. With the array row_wrk set, wrk takes its options
+# name under static/ in $row_file (its locals must not shadow $rates or $ratios, the files
+# row() appends to). With the array row_wrk set, wrk takes its options
 # instead of the header options (a Lua script; emptied after the row). With row_repeat
 # set to N, the route and the reference run N times in turn and the row keeps the
 # median of each (for the rows whose ratio is a goal: one 10-second run of either
@@ -292,7 +293,7 @@ nrows=0
 row_wrk=()
 row_repeat=1
 bench_row() {
-    local name=$1 path=$2 ref=$3 sql=$4 wopts i rates=() tpss=()
+    local name=$1 path=$2 ref=$3 sql=$4 wopts i runs=() tpss=()
     shift 4
     wopts=("$@")
     [ ${#row_wrk[@]} = 0 ] || wopts=("${row_wrk[@]}")
@@ -302,14 +303,14 @@ bench_row() {
     echo; echo "$name body: $(stat -c %s "$prefix/static/$row_file") bytes"
     for ((i = 0; i < row_repeat; i++)); do
         run_wrk "$name" "$path" "${wopts[@]}"
-        rates+=("$rate")
+        runs+=("$rate")
         run_pgbench "$ref" "$sql"
         tpss+=("$tps")
     done
     row_repeat=1
-    route_rate=$(median "${rates[@]}")
+    route_rate=$(median "${runs[@]}")
     tps=$(median "${tpss[@]}")
-    [ ${#rates[@]} = 1 ] || echo "medians of ${#rates[@]}: route $route_rate/s, reference $tps tps"
+    [ ${#runs[@]} = 1 ] || echo "medians of ${#runs[@]}: route $route_rate/s, reference $tps tps"
     run_wrk "static file of the same size" "/static/$row_file"
     static_rate=$rate
     row "$name" "$route_rate" "$static_rate" "$tps"
