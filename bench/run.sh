@@ -1036,7 +1036,7 @@ row_repeat=3
 bench_row "GET /v1/api/articles/{id}" "/v1/api/articles/$id" "the plain row read" \
     "$prefix/article-plain.sql" "${auth[@]}"
 # and against pgbench running the route's own statement (src/ngx_http_cms_articles.c: the
-# key's four tables and the row, in one statement): where the time goes
+# key's one probe (sql/0045) and the row, in one statement): where the time goes
 acols="0, a.id, a.title, a.slug, a.subtitle, a.body, CASE WHEN a.status = 'scheduled' AND a.published_at <= now() THEN 'published' ELSE a.status END, a.locale, a.image_url, a.category_id, a.author_id, a.tags, a.is_featured, a.is_breaking, a.is_opinion, a.focus_keyword, a.read_time_minutes, a.comment_count, a.published_at, a.created_at, a.updated_at"
 echo "SELECT k.*, p.* FROM ($keysql $keyfrom) k LEFT JOIN LATERAL (SELECT $acols FROM articles a WHERE a.workspace_id = k.workspace_id AND a.id = '$id'::uuid AND a.deleted_at IS NULL) p ON true;" \
     >"$prefix/article-own.sql"

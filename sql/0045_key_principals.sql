@@ -1,6 +1,6 @@
 -- An API key's principal in its own row (issue 35).  A key acts with its
 -- creator's current role in a workspace that is not suspended, and only
--- while the creator is an active member (docs/api-keys.md); checking that
+-- while the creator is an active member (docs/api-notes.md, API keys); that
 -- joined four tables on every request (the key, the workspace, the
 -- membership, the user): four index probes, about 40 % of the statement of
 -- an article read.  The key's row now carries the two facts the check
