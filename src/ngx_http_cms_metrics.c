@@ -162,8 +162,9 @@ ngx_http_cms_metrics_init_process(ngx_cycle_t *cycle)
     ngx_memzero(w, sizeof(ngx_http_cms_metrics_worker_t));
 
     w->started = ngx_time();
-    w->pid = ngx_pid;
 
+    /* the record is shown once its pid is set: by the status module, after
+       the first sample (a scrape never sees a worker without its gauges) */
     ngx_http_cms_metrics_mine = w;
 
     return NGX_OK;

@@ -211,6 +211,10 @@ ngx_http_cms_status_init_process(ngx_cycle_t *cycle)
 
     ngx_http_cms_status_sample();
 
+    /* shown from here on: the gauges are written before the pid */
+    ngx_memory_barrier();
+    w->pid = ngx_pid;
+
     /* cancelable: it never keeps an exiting worker alive */
     ev = &ngx_http_cms_status_ev;
     ev->handler = ngx_http_cms_status_timer;
