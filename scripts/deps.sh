@@ -21,13 +21,14 @@ run=(postgresql redis-server curl ca-certificates libmagic1 libvips42)
 # IO::Select and Time::HiRes are core perl modules, so libjson-pp-perl is not needed.
 # libyaml-libyaml-perl: YAML::XS, for scripts/openapi-check (t/006) and t/007 (build has it).
 # openssl (the command) and libio-socket-ssl-perl: t/044 makes a CA and certificates, and
-# relays PostgreSQL's protocol over TLS. varnish: t/126's shared cache in front of nginx.
+# relays PostgreSQL's protocol over TLS. varnish: t/126's shared cache in front of nginx;
+# varnish-modules: its xkey VMOD, which conf/varnish.vcl imports (purges by surrogate key).
 # prometheus: its promtool checks cms_status's text (t/133); the server is not started.
 # libvips-tools (the vips command) and libimage-exiftool-perl: t/144 makes its images and
 # reads their metadata back.
 test=(perl libcmocka-dev libtest-base-perl libxml-libxml-perl libnet-dns-perl chromium chromium-driver
-      libyaml-libyaml-perl openssl libio-socket-ssl-perl varnish prometheus libvips-tools
-      libimage-exiftool-perl)
+      libyaml-libyaml-perl openssl libio-socket-ssl-perl varnish varnish-modules prometheus
+      libvips-tools libimage-exiftool-perl)
 # pgbench ships in postgresql-15 (pulled in by postgresql); postgresql-contrib is an empty
 # metapackage on bookworm, so only wrk is extra; `vips thumbnail` is the image rows' floor.
 bench=(wrk libvips-tools)
