@@ -277,7 +277,7 @@ ngx_http_cms_crypto_sha256_hex(ngx_str_t *parts, ngx_uint_t n, u_char *hex)
         return NGX_ERROR;
     }
 
-    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+    if (EVP_DigestInit_ex(md, cms_sha256(), NULL) != 1) {
         goto failed;
     }
 
@@ -316,7 +316,7 @@ ngx_http_cms_crypto_sha256_begin(void)
         return NULL;
     }
 
-    if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+    if (EVP_DigestInit_ex(md, cms_sha256(), NULL) != 1) {
         EVP_MD_CTX_free(md);
         return NULL;
     }
@@ -415,7 +415,7 @@ ngx_http_cms_crypto_seal_raw(ngx_pool_t *pool, u_char *key, ngx_str_t *aad,
 
     len = 0;
 
-    if (EVP_EncryptInit_ex(cx, EVP_aes_256_gcm(), NULL, key, buf) != 1
+    if (EVP_EncryptInit_ex(cx, cms_aes_256_gcm(), NULL, key, buf) != 1
         || EVP_EncryptUpdate(cx, NULL, &n, aad->data, (int) aad->len) != 1
         || EVP_EncryptUpdate(cx, buf + NGX_HTTP_CMS_SEAL_NONCE, &len,
                              plain->data, (int) plain->len) != 1
@@ -470,7 +470,7 @@ ngx_http_cms_crypto_open(ngx_pool_t *pool, u_char *key, ngx_str_t *aad,
 
     len = 0;
 
-    ok = EVP_DecryptInit_ex(cx, EVP_aes_256_gcm(), NULL, key, sealed->data)
+    ok = EVP_DecryptInit_ex(cx, cms_aes_256_gcm(), NULL, key, sealed->data)
              == 1
          && EVP_DecryptUpdate(cx, NULL, &n, aad->data, (int) aad->len) == 1
          && EVP_DecryptUpdate(cx, out->data, &len, ct, (int) clen) == 1

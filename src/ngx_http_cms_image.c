@@ -30,6 +30,7 @@
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_image.h"
 #include "cms_filekey.h"
+#include "cms_kdf.h"
 
 
 /* the loaders a stored file may be read with (libvips' class names) */
@@ -254,7 +255,7 @@ ngx_http_cms_image_keep(ngx_http_cms_image_job_t *job, void *buf, size_t len)
     u_char        md[EVP_MAX_MD_SIZE];
     unsigned int  n;
 
-    if (EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
+    if (EVP_Digest(buf, len, md, &n, cms_sha256(), NULL) != 1 || n != 32) {
         g_free(buf);
         errno = 0;
         job->what = "SHA-256 of a variant";

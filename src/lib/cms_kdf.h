@@ -16,7 +16,8 @@
  * be used to test guesses.
  *
  * cms_hmac_sha256() is the plain HMAC-SHA256 both are built on (also used
- * by cms_jwt.c).
+ * by cms_jwt.c).  cms_sha256() and cms_aes_256_gcm() are the process's
+ * fetched algorithms, for every digest and seal (see cms_kdf.c).
  *
  * Contract: the caller owns every buffer; nothing is allocated.  Each
  * function writes exactly CMS_KDF_LEN bytes to out and returns 0, or -1
@@ -32,9 +33,11 @@
 
 
 #include <stddef.h>
+#include <openssl/evp.h>
 
 
 #define CMS_KDF_LEN          32
+#define CMS_KDF_BLOCK        64      /* SHA-256's block */
 
 #define CMS_KDF_SESSION      "cms session jwt v1"
 #define CMS_KDF_API_KEY      "cms api key pepper v1"
@@ -49,6 +52,8 @@ int cms_kdf_derive(const unsigned char *master, size_t master_len,
     const char *label, unsigned char out[CMS_KDF_LEN]);
 int cms_key_hash(const unsigned char pepper[CMS_KDF_LEN], const char *key,
     size_t len, unsigned char out[CMS_KDF_LEN]);
+const EVP_MD *cms_sha256(void);
+const EVP_CIPHER *cms_aes_256_gcm(void);
 int cms_hmac_sha256(const unsigned char *key, size_t key_len,
     const unsigned char *msg, size_t msg_len,
     unsigned char out[CMS_KDF_LEN]);

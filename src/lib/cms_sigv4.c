@@ -510,7 +510,7 @@ cms_sigv4_digest(const cms_sigv4_ctx_t *c, const void *p, size_t n,
         return CMS_SIGV4_E_CRYPTO;
     }
 
-    o.failed = (EVP_DigestInit_ex(o.md, EVP_sha256(), NULL) != 1);
+    o.failed = (EVP_DigestInit_ex(o.md, cms_sha256(), NULL) != 1);
 
     if (!o.failed && c != NULL) {
         cms_sigv4_creq_put(c, &o);

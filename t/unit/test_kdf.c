@@ -2,7 +2,7 @@
 /*
  * Unit tests for cms_kdf.c: HMAC-SHA256 against the RFC 4231 vectors, the
  * sub-key labels and the API key hash against values computed with
- * Python's hmac module.
+ * Python's hmac module; the construction against OpenSSL's HMAC().
  */
 
 
@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "cms_kdf.h"
 #include "cms_hex.h"
@@ -217,6 +219,51 @@ test_empty(void **state)
 }
 
 
+/*
+ * The construction against OpenSSL's own HMAC(): every key length from
+ * empty to past two blocks (the long ones hashed first), messages from
+ * empty to past a block, pseudo-random bytes.
+ */
+
+static void
+test_against_openssl(void **state)
+{
+    size_t         kl, ml;
+    uint32_t       x;
+    unsigned int   n;
+    unsigned char  key[160], msg[150], a[CMS_KDF_LEN], b[CMS_KDF_LEN];
+
+    (void) state;
+
+    x = 2463534242u;
+
+    for (kl = 0; kl < sizeof(key); kl++) {
+        for (ml = 0; ml < sizeof(msg); ml += 13) {
+            for (n = 0; n < sizeof(key); n++) {
+                x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+                key[n] = (unsigned char) x;
+            }
+
+            for (n = 0; n < sizeof(msg); n++) {
+                x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+                msg[n] = (unsigned char) x;
+            }
+
+            n = CMS_KDF_LEN;
+            assert_non_null(HMAC(EVP_sha256(), key, (int) kl, msg, ml, b, &n));
+            assert_int_equal(cms_hmac_sha256(key, kl, msg, ml, a), 0);
+            assert_memory_equal(a, b, CMS_KDF_LEN);
+        }
+    }
+
+    /* the fetched algorithms are the ones named */
+
+    assert_int_equal(EVP_MD_get_size(cms_sha256()), 32);
+    assert_true(EVP_MD_is_a(cms_sha256(), "SHA256"));
+    assert_true(EVP_CIPHER_is_a(cms_aes_256_gcm(), "AES-256-GCM"));
+}
+
+
 int
 main(void)
 {
@@ -225,6 +272,7 @@ main(void)
         cmocka_unit_test(test_derive),
         cmocka_unit_test(test_key_hash),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_against_openssl),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
