@@ -72,7 +72,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
     ngx_http_cms_pg_stmt(
         "SELECT cms_articles_purge(make_interval(secs => $1::float8)),"
         " cms_webhook_deliveries_purge(make_interval(secs => $2::float8)),"
-        " cms_cdn_purges_expire()",
+        " cms_cdn_purges_expire(),"
+        " cms_outbox_events_purge(make_interval(secs => $2::float8))",
         2);
 
 
@@ -233,7 +234,8 @@ ngx_http_cms_jobs_next(ngx_event_t *ev, ngx_msec_t after)
 }
 
 
-/* soft-deleted articles older than the retention go for good */
+/* soft-deleted articles older than the retention go for good; settled
+   webhook deliveries and content events past the deliveries' retention */
 static void
 ngx_http_cms_jobs_purge(ngx_event_t *ev)
 {
@@ -271,12 +273,14 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
                       ngx_http_cms_pg_oneline(PQresultErrorMessage(res)));
 
     } else if (PQgetvalue(res, 0, 0)[0] != '0'
-               || PQgetvalue(res, 0, 1)[0] != '0')
+               || PQgetvalue(res, 0, 1)[0] != '0'
+               || PQgetvalue(res, 0, 3)[0] != '0')
     {
         ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
-                      "cms: purged %s deleted articles and %s settled "
-                      "webhook deliveries", PQgetvalue(res, 0, 0),
-                      PQgetvalue(res, 0, 1));
+                      "cms: purged %s deleted articles, %s settled "
+                      "webhook deliveries and %s content events",
+                      PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
+                      PQgetvalue(res, 0, 3));
     }
 
     if (!ngx_exiting && !ngx_terminate) {

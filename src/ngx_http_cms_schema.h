@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0046_more_counts"
+#define NGX_HTTP_CMS_SCHEMA  "0047_outbox_retention"
 
 
 typedef enum {

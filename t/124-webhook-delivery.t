@@ -28,7 +28,7 @@
 # queued and in flight (each reaches the receiver, none more than twice); a graceful quit with a delivery in flight (nginx does not wait
 # for it; sent again after the restart, one webhook-id); the log paged newest first; every route without or with a bad
 # credential, a missing scope, a demoted key, each role below admin, unknown, malformed
-# and another workspace's ids; settled rows past the retention purged.
+# and another workspace's ids; settled rows and content events past the retention purged.
 use strict;
 use warnings;
 use Cms::Test;
@@ -650,6 +650,13 @@ req(DELETE => "/v1/api/webhooks/$stranger->{id}", $K);
     ok wait_until(10, sub { one("SELECT count(*) FROM webhook_deliveries WHERE id = '$d5->{id}'") == 0 }),
        'a settled delivery past the retention is purged';
     is one("SELECT count(*) FROM webhook_deliveries WHERE id = '$d1->{id}'"), 1, 'a recent one is kept';
+
+    # the content events go with the same retention (sql/0047): their deliveries carry the payload
+    Cms::Test::psql("UPDATE outbox_events SET created_at = now() - interval '2 hours' WHERE id = '$e5'");
+    ok wait_until(10, sub { one("SELECT count(*) FROM outbox_events WHERE id = '$e5'") == 0 }),
+       'a content event past the retention is purged'
+        or diag explain Cms::Test::psql("SELECT id, created_at, now() FROM outbox_events WHERE id = '$e5'");
+    is one("SELECT count(*) FROM outbox_events WHERE id = '$e1'"), 1, 'a recent event is kept';
 }
 
 # --- two hosts: 40 events, each sent once -------------------------------------------------
