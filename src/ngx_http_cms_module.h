@@ -356,4 +356,29 @@ extern ngx_command_t  ngx_http_cms_commands[];
 char *ngx_http_cms(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 
 
+/*
+ * Whether a pooled idle connection is still sound, known without a system
+ * call: NGX_OK sound, NGX_ERROR closed by the peer, NGX_DECLINED cannot
+ * tell (ask the socket).  nginx's epoll module marks a read event
+ * pending_eof when the kernel reports EPOLLRDHUP, which a FIN or a reset
+ * raises in the same wakeup as any bytes before it; anything that comes
+ * while the connection is idle is an edge its idle handler sees.  Over
+ * TLS, or with another event method, only the socket can tell.
+ */
+static ngx_inline ngx_int_t
+ngx_http_cms_idle_sound(ngx_connection_t *c)
+{
+#if (NGX_HAVE_EPOLLRDHUP)
+    if ((ngx_event_flags & NGX_USE_EPOLL_EVENT) && ngx_use_epoll_rdhup
+        && c->ssl == NULL)
+    {
+        return (c->read->pending_eof || c->read->eof || c->read->error)
+               ? NGX_ERROR : NGX_OK;
+    }
+#endif
+
+    return NGX_DECLINED;
+}
+
+
 #endif /* _NGX_HTTP_CMS_MODULE_H_INCLUDED_ */

@@ -419,6 +419,7 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
 static ngx_http_cms_pg_slot_t *
 ngx_http_cms_pg_acquire(ngx_http_cms_pg_pool_t *pg)
 {
+    ngx_int_t                rc;
     ngx_uint_t               i;
     ngx_http_cms_pg_slot_t  *slot;
 
@@ -429,8 +430,20 @@ ngx_http_cms_pg_acquire(ngx_http_cms_pg_pool_t *pg)
             continue;
         }
 
-        /* an idle connection has nothing to read: data means FATAL or EOF */
-        if (ngx_http_cms_pg_ready(slot, POLLIN) != NGX_DECLINED) {
+        /*
+         * An idle connection has nothing to read: data means FATAL or
+         * EOF.  Without a system call where nginx can tell (_module.h);
+         * over TLS, OpenSSL may hold what the socket no longer shows.
+         */
+        rc = PQsslInUse(slot->conn) ? NGX_DECLINED
+                                    : ngx_http_cms_idle_sound(slot->c);
+
+        if (rc == NGX_DECLINED) {
+            rc = (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED)
+                 ? NGX_OK : NGX_ERROR;
+        }
+
+        if (rc != NGX_OK) {
             ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
                           "cms: postgres closed an idle connection");
             ngx_http_cms_pg_close(slot);

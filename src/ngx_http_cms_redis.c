@@ -357,6 +357,7 @@ ngx_http_cms_redis_deliver(ngx_http_cms_redis_op_t *op, redisReply **replies,
 static ngx_http_cms_redis_slot_t *
 ngx_http_cms_redis_acquire(void)
 {
+    ngx_int_t                   rc;
     ngx_uint_t                  i;
     ngx_http_cms_redis_slot_t  *s;
 
@@ -367,7 +368,14 @@ ngx_http_cms_redis_acquire(void)
             continue;
         }
 
-        if (ngx_http_cms_redis_peek(s->peer.connection) != NGX_OK) {
+        /* without a system call where nginx can tell (_module.h) */
+        rc = ngx_http_cms_idle_sound(s->peer.connection);
+
+        if (rc == NGX_DECLINED) {
+            rc = ngx_http_cms_redis_peek(s->peer.connection);
+        }
+
+        if (rc != NGX_OK) {
             ngx_log_error(NGX_LOG_WARN, &s->log, 0,
                           "cms: redis closed an idle connection");
             ngx_http_cms_redis_close(s);

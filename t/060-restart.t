@@ -5,6 +5,7 @@ use strict;
 use warnings;
 use Cms::Test;
 use POSIX ();
+use IO::Socket::INET;
 use Time::HiRes qw(sleep time);
 
 # The pools' timeouts far out (20 s): a "fast" 503 (under 10 s) is then well apart from an
@@ -86,6 +87,33 @@ redis_stop();
 outage_checks('redis', {postgres => 'ok', redis => 'unavailable'});
 redis_start();
 recovers('redis');
+
+# --- Pooled connections closed by the servers while idle --------------------------------
+# The pools take an idle connection without asking its socket (nginx's epoll module flags
+# the peer's FIN): each closed connection must have been noticed by its idle handler, so the
+# requests right after are all answered, none with a dead connection.
+parallel_requests(map { [GET => '/v1/health'] } 1 .. 8);
+my $mine = "datname = current_database() AND application_name = 'ngx_http_cms'";
+my $killed = psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE $mine")->[0][0];
+cmp_ok $killed, '>=', 1, "postgres ended the module's $killed idle connections";
+my $rk = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $ENV{TEST_CMS_REDIS_PORT},
+                               Proto => 'tcp', Timeout => 5) or die "redis: $!";
+print $rk "CLIENT KILL TYPE normal SKIPME yes\r\n";
+my $n = <$rk> // '';
+$n =~ s/\s+\z//;
+like $n, qr/^:[1-9]/, "redis ended the module's idle connections ($n)";
+close $rk;
+ok wait_until(10, sub { grep { /cms: postgres closed an idle connection/ } error_log_lines() }),
+   'error.log: postgres closed an idle connection';
+ok wait_until(10, sub { grep { /cms: redis closed an idle connection/ } error_log_lines() }),
+   'error.log: redis closed an idle connection';
+my @after = parallel_requests(map { [GET => '/v1/health'] } 1 .. 8);
+is scalar(grep { $_->{status} == 200 } @after), 8, 'after the servers closed idle connections: 8 health checks 200'
+    or diag join "\n", map { "$_->{status} " . ($_->{error} // $_->{body}) } @after;
+for my $i (1 .. 5) {
+    my $s = http(GET => '/v1/_test/sleep?seconds=0');
+    is $s->{status}, 200, "after the idle closes: query $i 200" or diag $s->{body};
+}
 
 is_deeply [worker_pids()], \@workers, 'the same worker process served it all';
 
