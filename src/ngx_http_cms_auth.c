@@ -46,8 +46,6 @@ static ngx_int_t ngx_http_cms_auth_key(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_key_done(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_auth_fused(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, ngx_str_t *hash);
 static ngx_int_t ngx_http_cms_auth_session(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_claims(ngx_http_request_t *r,
@@ -60,20 +58,9 @@ static ngx_int_t ngx_http_cms_auth_session_checked(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_auth_user_row(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r,
-    ngx_str_t *token);
 static ngx_int_t ngx_http_cms_auth_missing(ngx_http_request_t *r);
 static ngx_int_t ngx_http_cms_auth_gen(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_str_t *arg);
-static ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r,
-    PGresult *res, int col, ngx_str_t *out);
-static ngx_uint_t ngx_http_cms_auth_names(ngx_str_t *names, u_char *p,
-    u_char *last);
-static ngx_int_t ngx_http_cms_auth_ext(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx);
-static ngx_int_t ngx_http_cms_auth_ext_done(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx, PGresult *res);
-static ngx_uint_t ngx_http_cms_auth_ext_kind(ngx_http_request_t *r);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_key_sql =
@@ -105,44 +92,6 @@ static ngx_str_t  ngx_http_cms_scope_names[] = {
     ngx_string("webhooks:read"), ngx_string("webhooks:write"),
     ngx_string("podcasts:read"), ngx_string("podcasts:write"),
     ngx_string("subscribers:read"), ngx_string("subscribers:write"),
-    ngx_null_string
-};
-
-
-/* sk_live_ keys see live records only, sk_sandbox_ keys sandbox ones */
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_ext_sql =
-    ngx_http_cms_pg_stmt(
-        "SELECT k.id, k.facility_id, k.extension_id, k.livemode,"
-        " array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex')"
-        " FROM extension_keys k JOIN extensions e ON e.id = k.extension_id"
-        " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL"
-        "  AND (k.expires_at IS NULL OR k.expires_at > now())"
-        "  AND k.livemode = $2",
-        2);
-
-
-/* admin credentials: the same columns, extension id and mode left empty */
-static ngx_http_cms_pg_stmt_t  ngx_http_cms_auth_admin_sql =
-    ngx_http_cms_pg_stmt(
-        "SELECT a.id, a.facility_id, '', true,"
-        " array_to_string(a.privileges, ' '), encode(a.secret_hash, 'hex')"
-        " FROM admin_credentials a"
-        " WHERE a.secret_hash = decode($1, 'hex') AND a.revoked_at IS NULL"
-        "  AND $2::boolean",
-        2);
-
-
-static ngx_str_t  ngx_http_cms_admin_names[] = {
-    ngx_string("admin:extensions:view"),
-    ngx_string("admin:extensions:manage"),
-    ngx_null_string
-};
-
-
-static ngx_str_t  ngx_http_cms_priv_names[] = {
-    ngx_string("ext:billing:read"),
-    ngx_string("ext:billing:write"),
-    ngx_string("ext:control:write"),
     ngx_null_string
 };
 
@@ -238,7 +187,9 @@ ngx_http_cms_auth_key(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 
     if (ctx->route->fused != NULL) {
         /* the route reads its record in the key's statement */
-        return ngx_http_cms_auth_fused(r, ctx, &arg);
+        return ngx_http_cms_auth_fused(r, ctx, &arg, 1,
+                                       &ngx_http_cms_auth_key_sql,
+                                       ngx_http_cms_auth_key_done);
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_key_sql, &arg, 1,
@@ -294,35 +245,41 @@ ngx_http_cms_auth_hash(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 /*
- * The key and the record in one statement: $1 the hash, $2.. the ids, or
- * what the route's fused_args() gives; when it declines, the key alone.
+ * The key and the record in one statement: the key's arguments ("lead":
+ * the hash, and an extension key's mode), then the ids, or what the
+ * route's fused_args() gives; when it declines, the key alone ("alone").
  */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_auth_fused(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    ngx_str_t *hash)
+    ngx_str_t *lead, ngx_uint_t nlead, ngx_http_cms_pg_stmt_t *alone,
+    ngx_http_cms_pg_done_pt done)
 {
     ngx_int_t   rc;
-    ngx_str_t   args[NGX_HTTP_CMS_MAX_PARAMS + 1];
+    ngx_str_t   args[NGX_HTTP_CMS_MAX_PARAMS + 2];
     ngx_uint_t  i, n;
 
-    args[0] = *hash;
+    for (i = 0; i < nlead; i++) {
+        args[i] = lead[i];
+    }
+
     n = ctx->nparams;
 
     for (i = 0; i < n; i++) {
-        args[i + 1] = ctx->params[i];
+        args[nlead + i] = ctx->params[i];
 
         /* a malformed id finds nothing, after the key is checked */
-        if (!cms_uuid_valid((char *) args[i + 1].data, args[i + 1].len)) {
-            ngx_str_null(&args[i + 1]);
+        if (!cms_uuid_valid((char *) args[nlead + i].data,
+                            args[nlead + i].len))
+        {
+            ngx_str_null(&args[nlead + i]);
         }
     }
 
     if (ctx->route->fused->args != NULL) {
-        rc = ctx->route->fused->args(r, ctx, &args[1], &n);
+        rc = ctx->route->fused->args(r, ctx, &args[nlead], &n);
 
         if (rc == NGX_DECLINED) {
-            return ngx_http_cms_pg_query(r, &ngx_http_cms_auth_key_sql,
-                                         hash, 1, ngx_http_cms_auth_key_done);
+            return ngx_http_cms_pg_query(r, alone, lead, nlead, done);
         }
 
         if (rc != NGX_OK) {
@@ -332,8 +289,8 @@ ngx_http_cms_auth_fused(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
     ctx->fused_read = 1;
 
-    return ngx_http_cms_pg_query(r, ctx->route->fused->stmt, args, n + 1,
-                                 ngx_http_cms_auth_key_done);
+    return ngx_http_cms_pg_query(r, ctx->route->fused->stmt, args,
+                                 n + nlead, done);
 }
 
 
@@ -403,7 +360,7 @@ ngx_http_cms_auth_key_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 /* "articles:read articles:write" -> bits; unknown names count for nothing */
-static ngx_uint_t
+ngx_uint_t
 ngx_http_cms_auth_names(ngx_str_t *names, u_char *p, u_char *last)
 {
     u_char      *s;
@@ -431,116 +388,6 @@ ngx_http_cms_auth_names(ngx_str_t *names, u_char *p, u_char *last)
     }
 
     return bits;
-}
-
-
-/* extension keys */
-
-/* extension keys and admin credentials: the same lookup, other tables */
-static ngx_int_t
-ngx_http_cms_auth_ext(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
-{
-    ngx_int_t   rc;
-    ngx_str_t   args[2];
-    ngx_uint_t  admin;
-
-    /* an extension key where an admin credential is needed is looked up
-       as one: a live one is told it lacks the scope (ext_done()) */
-    admin = (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY
-             && !ngx_http_cms_auth_ext_kind(r));
-
-    rc = admin ? ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SK_ADMIN,
-                                        CMS_KEY_KIND_SK_ADMIN, &args[0])
-               : ngx_http_cms_auth_hash(r, ctx, NULL, CMS_KEY_KIND_SK_LIVE,
-                                        CMS_KEY_KIND_SK_SANDBOX, &args[0]);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    ngx_str_set(&args[1], "f");
-
-    if (ctx->principal.livemode) {
-        ngx_str_set(&args[1], "t");
-    }
-
-    return ngx_http_cms_pg_query(r, admin ? &ngx_http_cms_auth_admin_sql
-                                          : &ngx_http_cms_auth_ext_sql,
-                                 args, 2, ngx_http_cms_auth_ext_done);
-}
-
-
-/* long: the key's checks, the wrong family, then its principal */
-static ngx_int_t
-ngx_http_cms_auth_ext_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
-    PGresult *res)
-{
-    char                      *v;
-    ngx_int_t                  rc;
-    ngx_http_cms_principal_t  *p;
-
-    rc = ngx_http_cms_error_check(r, res, PGRES_TUPLES_OK);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (PQntuples(res) != 1
-        || PQgetlength(res, 0, 5) != 64
-        || CRYPTO_memcmp(PQgetvalue(res, 0, 5), ctx->principal.key_hmac, 64)
-           != 0)
-    {
-        return ngx_http_cms_pg_missed(r) ? ngx_http_cms_auth_ext(r, ctx)
-               : ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INVALID_API_KEY, NULL);
-    }
-
-    /* an extension key (it has an extension) on an admin route */
-    if (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY && PQgetlength(res, 0, 2)) {
-        return ngx_http_cms_fail_msg(r, NGX_HTTP_CMS_ERR_FORBIDDEN, NULL,
-                                     "An extension key cannot manage "
-                                     "extensions: use an admin credential "
-                                     "(sk_admin_)");
-    }
-
-    p = &ctx->principal;
-
-    if (ngx_http_cms_auth_copy(r, res, 0, &p->key_id) != NGX_OK
-        || ngx_http_cms_auth_copy(r, res, 1, &p->facility_id) != NGX_OK
-        || ngx_http_cms_auth_copy(r, res, 2, &p->extension_id) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    v = PQgetvalue(res, 0, 4);
-
-    if (ctx->auth == NGX_HTTP_CMS_AUTH_ADMIN_KEY) {
-        p->scopes = ngx_http_cms_auth_names(ngx_http_cms_admin_names,
-                                            (u_char *) v,
-                                            (u_char *) v + ngx_strlen(v));
-
-        if (p->scopes & NGX_HTTP_CMS_ADMIN_MANAGE) {
-            p->scopes |= NGX_HTTP_CMS_ADMIN_VIEW;
-        }
-
-    } else {
-        p->scopes = ngx_http_cms_auth_names(ngx_http_cms_priv_names,
-                                            (u_char *) v,
-                                            (u_char *) v + ngx_strlen(v));
-    }
-
-    return ctx->resume(r, ctx);
-}
-
-
-/* whether the Bearer token is an extension key by its form and checksum */
-static ngx_uint_t
-ngx_http_cms_auth_ext_kind(ngx_http_request_t *r)
-{
-    cms_key_t  k;
-    ngx_str_t  token;
-
-    return ngx_http_cms_auth_bearer(r, &token) == NGX_OK
-           && cms_key_parse((char *) token.data, token.len, &k) == CMS_KEY_OK
-           && (k.kind == CMS_KEY_KIND_SK_LIVE
-               || k.kind == CMS_KEY_KIND_SK_SANDBOX);
 }
 
 
@@ -843,7 +690,7 @@ ngx_http_cms_auth_gen(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 
 
 /* "Authorization: Bearer <token>" */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_auth_bearer(ngx_http_request_t *r, ngx_str_t *token)
 {
     u_char           *p, *last;
@@ -910,7 +757,7 @@ ngx_http_cms_auth_missing(ngx_http_request_t *r)
 
 
 /* copies a result value into the request pool: results die early */
-static ngx_int_t
+ngx_int_t
 ngx_http_cms_auth_copy(ngx_http_request_t *r, PGresult *res, int col,
     ngx_str_t *out)
 {

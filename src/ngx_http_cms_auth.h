@@ -13,6 +13,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_pg.h"
 
 
 typedef enum {
@@ -76,6 +77,43 @@ typedef enum {
     "  AND k.principal_role IS NOT NULL"
 
 #define NGX_HTTP_CMS_AUTH_KEY_COLUMNS  7
+
+/*
+ * The extension key lookup: columns 0-5 are the key id, facility,
+ * extension, mode, privileges and the stored hash; "extra" adds columns
+ * after them (a fused read's record).  $1 the hash, $2 the key's mode
+ * (sk_live_ keys see live records only, sk_sandbox_ keys sandbox ones).
+ */
+#define NGX_HTTP_CMS_AUTH_EXT_SQL(extra)                                     \
+    "SELECT k.id, k.facility_id, k.extension_id, k.livemode,"                \
+    " array_to_string(k.privileges, ' '), encode(k.secret_hash, 'hex')"      \
+    extra                                                                    \
+    " FROM extension_keys k JOIN extensions e ON e.id = k.extension_id"      \
+    " WHERE k.secret_hash = decode($1, 'hex') AND k.revoked_at IS NULL"      \
+    "  AND (k.expires_at IS NULL OR k.expires_at > now())"                   \
+    "  AND k.livemode = $2"
+
+#define NGX_HTTP_CMS_AUTH_EXT_COLUMNS  6
+
+
+/*
+ * Between the credential files (ngx_http_cms_auth.c, _auth_ext.c): the
+ * extension keys' step; a fused read's statement ("lead": the key's
+ * arguments, then the path's ids; "alone": the key's statement when the
+ * route's args() declines); a result value copied into the request pool;
+ * space-separated names to bits (unknown names count for nothing); the
+ * Bearer token (NGX_DECLINED: none).
+ */
+ngx_int_t ngx_http_cms_auth_ext(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+ngx_int_t ngx_http_cms_auth_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_str_t *lead, ngx_uint_t nlead,
+    ngx_http_cms_pg_stmt_t *alone, ngx_http_cms_pg_done_pt done);
+ngx_int_t ngx_http_cms_auth_copy(ngx_http_request_t *r, PGresult *res,
+    int col, ngx_str_t *out);
+ngx_uint_t ngx_http_cms_auth_names(ngx_str_t *names, u_char *p,
+    u_char *last);
+ngx_int_t ngx_http_cms_auth_bearer(ngx_http_request_t *r, ngx_str_t *token);
 
 
 /*

@@ -32,6 +32,8 @@ static ngx_int_t ngx_http_cms_billing_invoice(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
+static ngx_int_t ngx_http_cms_billing_invoice_got_fused(
+    ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx, PGresult *res);
 static ngx_int_t ngx_http_cms_billing_record(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_billing_fail(ngx_http_request_t *r,
@@ -51,13 +53,33 @@ static ngx_uint_t ngx_http_cms_fault(ngx_http_request_t *r,
 
 
 /* an invoice, the object of cms_invoice_json() (sql/0004) from its columns */
+#define NGX_HTTP_CMS_INVOICE_COLUMNS                                         \
+    " i.id, i.patient_id, i.amount, i.currency, i.status,"                   \
+    " i.reference, i.last_failure, i.livemode, i.created_at, i.updated_at"
+
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_invoice_sql =
     ngx_http_cms_pg_stmt(
-        "SELECT i.id, i.patient_id, i.amount, i.currency, i.status,"
-        " i.reference, i.last_failure, i.livemode, i.created_at, i.updated_at"
-        " FROM invoices i"
+        "SELECT" NGX_HTTP_CMS_INVOICE_COLUMNS " FROM invoices i"
         " WHERE i.id = $1 AND i.facility_id = $2 AND i.livemode = $3",
         3);
+
+/*
+ * The key and the invoice in one round trip: $1 the key's hash, $2 its
+ * mode, $3 the invoice id (NULL when malformed); the key's columns, then
+ * the invoice's, NULL when the key's facility has none of that id in the
+ * key's mode.
+ */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_billing_invoice_fused_sql =
+    ngx_http_cms_pg_stmt(
+        "SELECT k.*, i.* FROM (" NGX_HTTP_CMS_AUTH_EXT_SQL("") ") k"
+        " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_INVOICE_COLUMNS
+        "  FROM invoices i WHERE i.id = $3 AND i.facility_id = k.facility_id"
+        "   AND i.livemode = $2) i ON true",
+        3);
+
+static ngx_http_cms_fused_t  ngx_http_cms_billing_invoice_fused = {
+    &ngx_http_cms_billing_invoice_fused_sql, NULL
+};
 
 static const ngx_http_cms_col_t  ngx_http_cms_invoice_cols[] = {
     { "id", 0, NGX_HTTP_CMS_COL_STRING },
@@ -130,7 +152,8 @@ ngx_http_cms_route_t  ngx_http_cms_billing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/ext/billing/invoices/:id"),
       NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_READ,
-      ngx_http_cms_billing_invoice, NULL, NULL, 0 },
+      ngx_http_cms_billing_invoice, &ngx_http_cms_billing_invoice_fused,
+      ngx_http_cms_billing_invoice_got_fused, 0 },
 
     { NGX_HTTP_POST, ngx_string("/ext/billing/payments/:id/record"),
       NGX_HTTP_CMS_AUTH_EXT_KEY, NGX_HTTP_CMS_PRIV_BILLING_WRITE,
@@ -179,6 +202,16 @@ ngx_http_cms_billing_invoice_got(ngx_http_request_t *r,
 
     return ngx_http_cms_send_row(r, NGX_HTTP_OK, &ngx_http_cms_invoice,
                                  res);
+}
+
+
+/* the invoice came with the key: its columns after the key's */
+static ngx_int_t
+ngx_http_cms_billing_invoice_got_fused(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, PGresult *res)
+{
+    return ngx_http_cms_send_row_at(r, NGX_HTTP_OK, &ngx_http_cms_invoice,
+                                    res, NGX_HTTP_CMS_AUTH_EXT_COLUMNS);
 }
 
 

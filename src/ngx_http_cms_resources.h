@@ -45,11 +45,12 @@ struct ngx_http_cms_route_s {
     ngx_http_cms_handler_pt     handler;
 
     /*
-     * Secret-key reads may name one statement that authenticates the key
-     * and fetches the record in one round trip: $1 is the key's HMAC, $2..
-     * the path parameters (malformed uuids as NULL), its first columns
-     * those of NGX_HTTP_CMS_AUTH_KEY_SQL.  fused_done() then answers from
-     * the same result instead of handler().
+     * Key reads may name one statement that authenticates the key and
+     * fetches the record in one round trip: $1 is the key's HMAC, then
+     * (extension keys) $2 the key's mode, then the path parameters
+     * (malformed uuids as NULL); its first columns are those of
+     * NGX_HTTP_CMS_AUTH_KEY_SQL or NGX_HTTP_CMS_AUTH_EXT_SQL.
+     * fused_done() then answers from the same result instead of handler().
      */
     ngx_http_cms_fused_t       *fused;
     ngx_http_cms_pg_done_pt     fused_done;
