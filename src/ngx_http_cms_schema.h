@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0047_outbox_retention"
+#define NGX_HTTP_CMS_SCHEMA  "0048_entry_write_path"
 
 
 typedef enum {

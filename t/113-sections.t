@@ -260,4 +260,30 @@ check_err(req(GET => "/v1/workspaces/$wid/pages/$pid2/sections", $ot), 404, 'not
           "their page under our workspace");
 check_err(req(GET => $sb, undef), 401, 'missing_token', 'the mirror without a session');
 
+# The purge a publish queues (sql/0034, sql/0048): writes to one site share its waiting
+# row (held FOR SHARE, not locked for update: a second writer does not queue behind the
+# first), and no sender claims it before the write that holds it commits (no sender runs
+# here: cms_cdn_purge is not set)
+{
+    my $key = 'cms-test-shared';
+    psql("DELETE FROM cdn_purges WHERE keys = '$key'; SELECT cms_cdn_purge_queue('$key')");
+    local $ENV{PGAPPNAME} = 'cms-test-held';
+    open(my $held, '|-', qw(psql -X -q -o /dev/null -h 127.0.0.1 -U postgres -p), $ENV{TEST_CMS_PG_PORT},
+         '-d', Cms::Test::db_name()) or die "psql: $!";
+    $held->autoflush(1);
+    print {$held} "BEGIN; SELECT cms_cdn_purge_queue('$key');\n";
+    ok wait_until(30, sub { one("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cms-test-held'"
+                                . " AND state = 'idle in transaction'") == 1 }),
+       'a write holds the waiting purge of its site';
+    my $beside = eval { one("SET lock_timeout = '5s'; SELECT count(*) FROM (SELECT cms_cdn_purge_queue('$key')) q") };
+    is $beside, 1, '... and another write queues the same key beside it, without waiting' or diag $@;
+    my $claim = "SELECT count(*) FROM cms_cdn_purges_claim(100, interval '1 minute') c WHERE c.keys = '$key'";
+    is one($claim), 0, 'a sender does not claim the purge while a write it covers is open';
+    print {$held} "COMMIT;\n";
+    close $held;
+    is one($claim), 1, '... and claims it once the write committed';
+    is one("SELECT count(*) FROM cdn_purges WHERE keys = '$key'"), 1, 'one row for the key throughout';
+    psql("DELETE FROM cdn_purges WHERE keys = '$key'");
+}
+
 done_testing();
