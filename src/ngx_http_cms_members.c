@@ -107,7 +107,7 @@ static const ngx_http_cms_record_t  ngx_http_cms_invitation = {
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_members_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.* FROM"
-        " (SELECT cms_record_total('members', $1, NULL) AS total) t"
+        " (SELECT cms_record_total('members', $1, NULL) AS total OFFSET 0) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_MEMBER_COLUMNS
         "  FROM members m JOIN users u ON u.id = m.user_id"
         "  WHERE m.workspace_id = $1"

@@ -268,7 +268,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_episodes_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.* FROM"
         " (SELECT cms_record_total_of('episodes', $1, $2::uuid, $3::text)"
-        "   AS total) t"
+        "   AS total OFFSET 0) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_EPISODE_COLUMNS
         "  FROM podcast_episodes e WHERE e.workspace_id = $1"
         "   AND ($2::uuid IS NULL OR e.show_id = $2)"

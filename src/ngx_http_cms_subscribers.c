@@ -119,7 +119,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_subscribers_upsert_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_subscribers_list_sql =
     ngx_http_cms_pg_stmt(
         "SELECT t.total, p.* FROM"
-        " (SELECT cms_record_total('subscribers', $1, $2) AS total) t"
+        " (SELECT cms_record_total('subscribers', $1, $2) AS total"
+        "  OFFSET 0) t"
         " LEFT JOIN LATERAL (SELECT" NGX_HTTP_CMS_SUBSCRIBER_COLUMNS
         "  FROM subscribers s WHERE s.workspace_id = $1"
         "   AND ($2::text IS NULL OR s.status = $2)"
