@@ -323,13 +323,15 @@ ref_of() { printf '%s\t%s: %s\n' "$1" "$2" "$(tr '\n' ' ' <"$3" | sed 's/ *$//')
 # Settles the database before the rows that follow the families' writes: one VACUUM
 # ANALYZE, waited for (the writes leave tens of thousands of new and dead rows, and
 # autovacuum would otherwise take its share of the two cores in the middle of a later
-# row); says how long it took, in $settle_line.
+# row), then a CHECKPOINT (the pages those writes and the vacuum dirtied are otherwise
+# written out by the next checkpoint the WAL's growth starts, in the middle of a write
+# row, whose commits then wait on the disk); says how long it took, in $settle_line.
 settle_line=
 settle_db() {
     local t0=$SECONDS
-    psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM (ANALYZE)"
-    echo "== database settled before $1: VACUUM ANALYZE took $((SECONDS - t0)) s"
-    settle_line+="before $1: VACUUM ANALYZE $((SECONDS - t0)) s; "
+    psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM (ANALYZE)" -c CHECKPOINT
+    echo "== database settled before $1: VACUUM ANALYZE and CHECKPOINT took $((SECONDS - t0)) s"
+    settle_line+="before $1: VACUUM ANALYZE and CHECKPOINT $((SECONDS - t0)) s; "
 }
 
 # The same object in a bucket (cms_storage s3, docs/object-storage.md): the bench's

@@ -1,0 +1,115 @@
+# The background jobs' claims read their batch, not their table (sql/0050_claims_by_id.sql):
+# with 10,000 rows waiting and 10,000 done in each queue (an extension's events, a
+# webhook's deliveries, the CDN purges, the object removals), one claim of 16 under the
+# generic plans the module's connections use reads a few dozen rows, where joining the
+# batch to the table read all 20,000 (a LIMIT of unknown size is planned as a tenth of the
+# rows below it).  And each claim still hands out what it did: the oldest due rows first,
+# each once while its lease runs, an extension's events in the order they were written, a
+# disabled endpoint's deliveries failed instead of sent, a key named again dropped.
+use strict;
+use warnings;
+use Cms::Test;
+use Cms::Fixtures qw(one);
+
+# what one claim of 16 read of its table, in a transaction of its own on the generic
+# plans; its rows' first column in the order the claim returned them
+my $reads = "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n
+               FROM pg_stat_xact_user_tables WHERE relname = '%s'";
+sub claim {
+    my ($table, $call, $col) = @_;
+    my $r = sprintf $reads, $table;
+    # (the session's counts not yet flushed show in the view too: what changed in it)
+    my $rows = psql("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan;
+          CREATE TEMP TABLE cms_reads ON COMMIT DROP AS $r;
+          CREATE TEMP TABLE cms_claimed ON COMMIT DROP AS
+              SELECT row_number() OVER () AS i, c.* FROM $call c;
+          SELECT k, v FROM (SELECT 0 AS i, 'read' AS k, (x.n - r.n)::text AS v
+                              FROM ($r) x, cms_reads r
+                            UNION ALL
+                            SELECT c.i, 'row', c.${col}::text FROM cms_claimed c) q ORDER BY i;
+          COMMIT");
+    my ($read) = map { $_->[1] } grep { $_->[0] eq 'read' } @$rows;
+    return ($read, [map { $_->[1] } grep { $_->[0] eq 'row' } @$rows]);
+}
+
+my $fac = one("INSERT INTO facilities (name) VALUES ('Claims') RETURNING id");
+my $ws = one("INSERT INTO workspaces (name) VALUES ('Claims') RETURNING id");
+
+# ---- an extension's events: 10,000 relayed, 10,000 waiting (e1 the oldest)
+psql("INSERT INTO ext_events (facility_id, livemode, type, data, created_at, relayed_at)
+      SELECT '$fac', true, 'billing.payment_completed', jsonb_build_object('n', g),
+             now() - interval '1 hour' + g * interval '1 ms',
+             CASE WHEN g <= 10000 THEN now() END
+        FROM generate_series(1, 20000) g;
+      ANALYZE ext_events");
+my ($read, $rows) = claim('ext_events', "cms_ext_events_claim(16, interval '1 minute')", 'id');
+cmp_ok $read, '<', 100, "events: a claim of 16 reads $read rows, not the 20,000";
+is scalar @$rows, 16, 'events: 16 claimed';
+my $want = one("SELECT string_agg(id::text, ',' ORDER BY created_at) FROM
+    (SELECT id, created_at FROM ext_events WHERE relayed_at IS NULL ORDER BY created_at LIMIT 16) e");
+is join(',', @$rows), $want, 'events: the 16 oldest waiting, in the order they were written';
+($read, my $next) = claim('ext_events', "cms_ext_events_claim(16, interval '1 minute')", 'id');
+is scalar(grep { my $x = $_; grep { $_ eq $x } @$rows } @$next), 0,
+   'events: the next claim hands out others while the lease runs';
+is one("SELECT count(*) FROM ext_events WHERE claimed_until > now()"), 32,
+   'events: 32 leased';
+
+# ---- a webhook's deliveries: 10,000 delivered, 10,000 due; an endpoint disabled since
+# its 4 deliveries were queued (the oldest due)
+my ($on, $off) = map { one(
+    "INSERT INTO webhooks (id, workspace_id, url, events, enabled, secret_sealed)
+     VALUES (gen_random_uuid(), '$ws', 'https://127.0.0.1:9/$_', '{article.published}', $_, '\\x00')
+     RETURNING id") } qw(true false);
+psql("INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_type, payload,
+                                      status, next_attempt_at, delivered_at)
+      SELECT CASE WHEN g BETWEEN 10001 AND 10004 THEN '$off' ELSE '$on' END::uuid, '$ws',
+             gen_random_uuid(), 'article.published', '{}',
+             CASE WHEN g <= 10000 THEN 'delivered' ELSE 'pending' END,
+             CASE WHEN g > 10000 THEN now() - interval '1 hour' + g * interval '1 ms' END,
+             CASE WHEN g <= 10000 THEN now() END
+        FROM generate_series(1, 20000) g;
+      ANALYZE webhook_deliveries");
+($read, $rows) = claim('webhook_deliveries', "cms_webhook_deliveries_claim(16, interval '1 minute')", 'id');
+cmp_ok $read, '<', 100, "deliveries: a claim of 16 reads $read rows, not the 20,000";
+is scalar @$rows, 12, 'deliveries: the 12 of the enabled endpoint handed out';
+is one("SELECT count(*) FROM webhook_deliveries WHERE webhook_id = '$off'
+                        AND status = 'failed' AND last_error = 'the endpoint is disabled'"), 4,
+   "deliveries: the disabled endpoint's 4 failed, not sent";
+is one("SELECT string_agg(id::text, ',' ORDER BY next_attempt_at) FROM
+    (SELECT id, next_attempt_at FROM webhook_deliveries WHERE status = 'pending'
+      ORDER BY next_attempt_at LIMIT 12) d"), join(',', @$rows),
+   'deliveries: the 12 oldest due, oldest first';
+is one("SELECT count(*) FROM webhook_deliveries
+                        WHERE locked_until > now() AND attempt = 1"), 12,
+   'deliveries: leased, their attempt counted';
+
+# ---- CDN purges: 10,000 due, 10,000 not yet
+psql("INSERT INTO cdn_purges (keys, next_at)
+      SELECT 'site:' || g, now() + CASE WHEN g <= 10000 THEN interval '1 hour'
+                                        ELSE -interval '1 hour' + g * interval '1 ms' END
+        FROM generate_series(1, 20000) g;
+      ANALYZE cdn_purges");
+($read, $rows) = claim('cdn_purges', "cms_cdn_purges_claim(16, interval '1 minute')", 'id');
+cmp_ok $read, '<', 100, "purges: a claim of 16 reads $read rows, not the 20,000";
+is scalar @$rows, 16, 'purges: 16 claimed';
+is one("SELECT count(*) FROM cdn_purges WHERE claimed_until > now()
+                         AND keys::text IN (SELECT 'site:' || g FROM generate_series(10001, 10016) g)"), 16,
+   'purges: the 16 due first, leased';
+
+# ---- object removals: 10,000 due, 10,000 not yet; the first due key named again by a
+# media asset (an upload that took the key back)
+psql("INSERT INTO object_removals (storage_key, next_at)
+      SELECT 'claims/' || g, now() + CASE WHEN g <= 10000 THEN interval '1 hour'
+                                          ELSE -interval '1 hour' + g * interval '1 ms' END
+        FROM generate_series(1, 20000) g;
+      INSERT INTO media_assets (workspace_id, title, mime_type, size_bytes, storage_key)
+      VALUES ('$ws', 'a.png', 'image/png', 1, 'claims/10001');
+      ANALYZE object_removals");
+($read, $rows) = claim('object_removals', "cms_object_removals_claim(16, interval '1 minute')", 'storage_key');
+cmp_ok $read, '<', 100, "removals: a claim of 16 reads $read rows, not the 20,000";
+is join(',', sort @$rows), join(',', sort map { "claims/$_" } 10002 .. 10016),
+   'removals: the 15 due keys nothing names handed out';
+is one("SELECT count(*) FROM object_removals WHERE storage_key = 'claims/10001'"), 0,
+   'removals: the key named again dropped';
+
+done_testing();
