@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0050_claims_by_id"
+#define NGX_HTTP_CMS_SCHEMA  "0051_article_save_flat"
 
 
 typedef enum {

@@ -407,6 +407,16 @@ for my $t ([0, undef, 1], [200, undef, 1], [201, undef, 2], [450, undef, 3], [45
     is $again->{status}, 201, 'after a delete the slug is free again' or diag diag_resp($again);
     $p = req(PATCH => "/v1/api/articles/$b->{id}", $K, { slug => 'same', locale => 'de' });
     check_err($p, 409, 'slug_taken', 'patch slug and locale together onto a taken pair');
+
+    # a derived slug taken between its lookup and its insert (another write named it): the
+    # save answers the retry loop NULL, writing nothing, where it raises slug_taken to anyone
+    # else (sql/0051: no subtransaction)
+    my $save = "SELECT cms_article_save('$wid', '$owner->{user}{id}', true, NULL,"
+             . " '{\"title\": \"Late\", \"slug\": \"same\", \"locale\": \"en\"%s}', false) IS NULL";
+    my $n = one("SELECT count(*) FROM articles WHERE workspace_id = '$wid'");
+    is one(sprintf $save, ', "slug_retry": true'), 't', 'a taken slug answers the derived slug\'s retry NULL';
+    is one("SELECT count(*) FROM articles WHERE workspace_id = '$wid'"), $n, '... and writes nothing';
+    ok !eval { one(sprintf $save, ''); 1 } && $@ =~ /slug_taken/, 'a taken slug raises slug_taken otherwise';
 }
 
 # --- PATCH -----------------------------------------------------------------------------
