@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0051_article_save_flat"
+#define NGX_HTTP_CMS_SCHEMA  "0052_slug_prefixes"
 
 
 typedef enum {
