@@ -79,6 +79,19 @@ fam_write() {
     run_pgbench "$ref" "$sql"
     row3 "$name" "$w" - "$tps"
     printf '%s\t%s: %s\n' "$name" "$ref" "$(tr '\n' ' ' <"$sql" | sed 's/ *$//')" >>"$references"
+    fam_w=$w
+}
+
+# A write's second reference: fam_same NAME SQLNAME REFERENCE, pgbench running the same
+# rows the route's contract writes (the row and its revision or its event: what any
+# implementation of the route must write), beside the rate fam_write just measured; the
+# row is "NAME /same rows"
+fam_same() {
+    local name="$1 /same rows" sql=$prefix/$2.sql ref=$3
+    fam_pgcheck "$sql"
+    run_pgbench "$ref" "$sql"
+    row3 "$name" "$fam_w" - "$tps"
+    printf '%s\t%s: %s\n' "$name" "$ref" "$(tr '\n' ' ' <"$sql" | sed 's/ *$//')" >>"$references"
 }
 
 # The reference run once by pgbench before the row: it must run (pgbench's error if not)
@@ -506,7 +519,9 @@ fam_writes() {
     # ================================ writes ================================
     # Each against pgbench running the plain INSERT or UPDATE of the same row (the
     # table's triggers run on both sides; the route's own work around it, its checks,
-    # revision, outbox event, is what the ratio shows).
+    # revision, outbox event, is what the ratio shows); and where the route's contract
+    # writes a second row (an article's revision, a comment's or a section's event), a
+    # "/same rows" row against pgbench writing both in one statement (fam_same).
 
     # POST /v1/api/articles: a draft of a unique title (its slug derived from it)
     cat >"$prefix/fam-article-create.lua" <<LUA
@@ -530,6 +545,15 @@ SQL
         "$url/v1/api/articles"
     fam_write "POST /v1/api/articles" fam-article-create "the plain INSERT of the row" \
         "$prefix/fam-article-create.lua" 1 --
+    cat >"$prefix/fam-article-create-same.sql" <<SQL
+WITH a AS (INSERT INTO articles (workspace_id, title, slug, body, locale, author_id)
+           VALUES ('$ws', 'Families insert', 'families-same-' || gen_random_uuid(),
+                   '<p>A short article of the bench.</p>', 'en', '$owner') RETURNING *)
+INSERT INTO article_revisions (article_id, created_by, snapshot)
+SELECT a.id, a.author_id, to_jsonb(a) - 'search' FROM a;
+SQL
+    fam_same "POST /v1/api/articles" fam-article-create-same \
+        "the plain INSERT of the row and of its first revision"
 
     # PATCH /v1/api/articles/{id}: the subtitle of one of the 2,500 drafts, at random
     # (drafts: no event, no publish rules); pgbench updates one by its slug
@@ -559,6 +583,16 @@ SQL
         "$url/v1/api/articles/$(head -1 "$prefix/fam-drafts.txt")"
     fam_write "PATCH /v1/api/articles/{id}" fam-article-patch "the plain UPDATE of the row" \
         "$prefix/fam-article-patch.lua" 1 --
+    cat >"$prefix/fam-article-patch-same.sql" <<SQL
+\\set k random(3, 2499)
+WITH a AS (UPDATE articles SET subtitle = 'Patched ' || :k::text, updated_at = now()
+            WHERE workspace_id = '$ws' AND locale = 'en' AND deleted_at IS NULL
+              AND slug = 'bench-article-' || (4 * :k::int + 1) RETURNING *)
+INSERT INTO article_revisions (article_id, created_by, snapshot)
+SELECT a.id, a.author_id, to_jsonb(a) - 'search' FROM a;
+SQL
+    fam_same "PATCH /v1/api/articles/{id}" fam-article-patch-same \
+        "the plain UPDATE of the row and the INSERT of its revision"
 
     # POST /v1/api/custom/catalog/entries: an entry of the module (its sort rows and
     # search vector made by triggers on both sides)
@@ -611,6 +645,17 @@ SQL
         "$url/v1/api/comments"
     fam_write "POST /v1/api/comments" fam-comment-create "the plain INSERT of the row" \
         "$prefix/fam-comment-create.lua" 1 --
+    cat >"$prefix/fam-comment-create-same.sql" <<SQL
+\\set k random(3, 2499)
+WITH c AS (INSERT INTO comments (workspace_id, article_id, author_name, content)
+           SELECT '$ws', a.id, 'Reader', 'A comment, number ' || :k::text FROM articles a
+            WHERE a.workspace_id = '$ws' AND a.locale = 'en' AND a.deleted_at IS NULL
+              AND a.slug = 'bench-article-' || (4 * :k::int + 1) RETURNING *)
+INSERT INTO outbox_events (workspace_id, type, data)
+SELECT c.workspace_id, 'comment.created', to_jsonb(c) FROM c;
+SQL
+    fam_same "POST /v1/api/comments" fam-comment-create-same \
+        "the plain INSERT of the row and of its comment.created event"
 
     # Sections: the content API's routes (the studio's mirror them with a session),
     # on the hero section of one of the site's 10,000 pages at random
@@ -639,6 +684,11 @@ LUA
         "$url/v1/api/pages/$(head -1 "$prefix/fam-pages.txt")/sections"
     fam_write "PUT /v1/api/pages/{id}/sections" fam-section-save \
         "the plain UPDATE of the section" "$prefix/fam-section-save.lua" 1 --
+    printf '\\set k random(1, 10000)\nWITH s AS (%s RETURNING s.*)\n%s\n' "${sql%;}" \
+        "INSERT INTO outbox_events (workspace_id, type, data) SELECT s.workspace_id, 'page.updated', jsonb_build_object('site_id', '$fsid', 'page_id', s.page_id, 'section_key', s.section_key, 'locale', s.locale, 'version', s.version, 'published', false) FROM s;" \
+        >"$prefix/fam-section-save-same.sql"
+    fam_same "PUT /v1/api/pages/{id}/sections" fam-section-save-same \
+        "the plain UPDATE of the section and the INSERT of its page.updated event"
 
     # A save and its publish, in pairs (a publish with nothing changed writes nothing):
     # each thread PUTs a page's hero, then POSTs its publish; the rate is pairs/s
