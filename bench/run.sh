@@ -742,12 +742,14 @@ for i in $(seq 1 10); do
         -d "{\"title\":\"Bench article $i\",\"status\":\"published\",\"tags\":[\"bench\"],\"body\":\"$body\"}" \
         "$url/v1/api/articles"
 done
+# (announced_for: a save marks an article scheduled for a time already past announced,
+# sql/0051; rows inserted here as the route would write them)
 psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
     INSERT INTO articles (workspace_id, title, slug, body, status, locale, tags, author_id,
-                          read_time_minutes, published_at, created_at)
+                          read_time_minutes, published_at, announced_for, created_at)
     SELECT a.workspace_id, 'Bench article ' || g, 'bench-article-' || g, a.body,
            (ARRAY['published','draft','scheduled','archived'])[1 + g % 4], a.locale, a.tags,
-           a.author_id, a.read_time_minutes, now(), now() - g * interval '1 second'
+           a.author_id, a.read_time_minutes, now(), now(), now() - g * interval '1 second'
       FROM (SELECT * FROM articles LIMIT 1) a, generate_series(11, ${BENCH_ARTICLES:-10000}) g"
 psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "VACUUM ANALYZE"
 echo "articles in the workspace: $(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
@@ -1328,10 +1330,10 @@ scale_ws() {
             --scopes articles:read)
     psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
         INSERT INTO articles (workspace_id, title, slug, body, status, locale, tags, author_id,
-                              read_time_minutes, published_at, created_at)
+                              read_time_minutes, published_at, announced_for, created_at)
         SELECT '$w', 'Scale article ' || g, 'scale-article-' || g, a.body,
                (ARRAY['published','draft','scheduled','archived'])[1 + g % 4], a.locale, a.tags,
-               a.author_id, a.read_time_minutes, now(), now() - g * interval '1 second'
+               a.author_id, a.read_time_minutes, now(), now(), now() - g * interval '1 second'
           FROM (SELECT * FROM articles LIMIT 1) a, generate_series(1, $n) g"
     scale_key=$k
 }

@@ -30,7 +30,8 @@ BEGIN
         is_featured = a.is_featured, is_breaking = a.is_breaking,
         is_opinion = a.is_opinion, focus_keyword = a.focus_keyword,
         read_time_minutes = a.read_time_minutes,
-        published_at = a.published_at, updated_at = a.updated_at
+        published_at = a.published_at, announced_for = a.announced_for,
+        updated_at = a.updated_at
      WHERE id = a.id;
 END $$;
 
@@ -92,6 +93,11 @@ BEGIN
     END IF;
     IF a.status = 'published' AND a.published_at IS NULL THEN
         a.published_at := now();
+    END IF;
+    -- scheduled for a time already past: this save writes its event, and
+    -- the announcer (sql/0024) leaves it out of its index (sql/0053)
+    IF a.status = 'scheduled' AND a.published_at <= now() THEN
+        a.announced_for := a.published_at;
     END IF;
     IF a.category_id IS NOT NULL AND NOT EXISTS (
         SELECT 1 FROM categories

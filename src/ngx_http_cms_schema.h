@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0052_slug_prefixes"
+#define NGX_HTTP_CMS_SCHEMA  "0053_announce_pending"
 
 
 typedef enum {

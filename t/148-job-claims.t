@@ -112,4 +112,28 @@ is join(',', sort @$rows), join(',', sort map { "claims/$_" } 10002 .. 10016),
 is one("SELECT count(*) FROM object_removals WHERE storage_key = 'claims/10001'"), 0,
    'removals: the key named again dropped';
 
+# ---- the scheduled articles' announcer: 3,000 articles saved as scheduled for a time
+# already past (their saves wrote their events) beside one whose time came after its save;
+# a pass reads that one, not the 3,000 (sql/0051, sql/0053)
+my $uid = one("INSERT INTO users (email, name, password_hash, email_verified)
+               VALUES ('claims\@example.com', 'C', 'x', true) RETURNING id");
+psql("INSERT INTO members (workspace_id, user_id, role) VALUES ('$ws', '$uid', 'owner')");
+psql("SELECT count(cms_article_save('$ws', '$uid', true, NULL,
+             jsonb_build_object('title', 'Past ' || g, 'slug', 'past-' || g, 'locale', 'en',
+                                'status', 'scheduled',
+                                'published_at', now() - interval '1 hour'), false))
+        FROM generate_series(1, 3000) g");
+is one("SELECT count(*) FROM articles WHERE workspace_id = '$ws' AND slug LIKE 'past-%'
+          AND announced_for = published_at"), 3000,
+   'announcer: an article saved as scheduled in the past is marked announced by its save';
+my $due = one("INSERT INTO articles (workspace_id, title, slug, locale, status, published_at, updated_at)
+               VALUES ('$ws', 'Due', 'due', 'en', 'scheduled', now() - interval '1 minute',
+                       now() - interval '1 hour') RETURNING id");
+psql("ANALYZE articles");
+($read, $rows) = claim('articles', 'cms_articles_announce_due(100)', 'c');
+cmp_ok $read, '<', 100, "announcer: a pass reads $read rows, not the 3,000 announced by their saves";
+is_deeply $rows, ['1'], 'announcer: the one article whose time came after its save announced';
+is one("SELECT count(*) FROM outbox_events WHERE type = 'article.published' AND data->>'id' = '$due'"), 1,
+   '... its article.published written';
+
 done_testing();
