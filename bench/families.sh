@@ -70,16 +70,13 @@ fam_read() {
 # $prefix/SQLNAME.sql; row3. The divisor turns requests/s into the reference's
 # transactions/s when one of them is several requests (2: a save and its publish).
 fam_write() {
-    local name=$1 sql=$prefix/$2.sql ref=$3 lua=$4 div=${5:-1} w
+    local name=$1 sql=$prefix/$2.sql ref=$3 lua=$4 div=${5:-1}
     shift 6
     fam_pgcheck "$sql"
     fam_hold "$sql" "$lua"
     run_wrk "$name" /v1/ -s "$lua" "$@"
-    w=$(awk -v r="$rate" -v d="$div" 'BEGIN {print r / d}')
-    run_pgbench "$ref" "$sql"
-    row3 "$name" "$w" - "$tps"
-    printf '%s\t%s: %s\n' "$name" "$ref" "$(tr '\n' ' ' <"$sql" | sed 's/ *$//')" >>"$references"
-    fam_w=$w
+    fam_w=$(awk -v r="$rate" -v d="$div" 'BEGIN {print r / d}')
+    fam_against "$name" "$sql" "$ref"
 }
 
 # A write's second reference: fam_same NAME SQLNAME REFERENCE, pgbench running the same
@@ -87,11 +84,16 @@ fam_write() {
 # implementation of the route must write), beside the rate fam_write just measured; the
 # row is "NAME /same rows"
 fam_same() {
-    local name="$1 /same rows" sql=$prefix/$2.sql ref=$3
-    fam_pgcheck "$sql"
-    run_pgbench "$ref" "$sql"
-    row3 "$name" "$fam_w" - "$tps"
-    printf '%s\t%s: %s\n' "$name" "$ref" "$(tr '\n' ' ' <"$sql" | sed 's/ *$//')" >>"$references"
+    fam_pgcheck "$prefix/$2.sql"
+    fam_against "$1 /same rows" "$prefix/$2.sql" "$3"
+}
+
+# A write's row: fam_against NAME FILE REFERENCE, pgbench running FILE beside the route's
+# rate $fam_w; the reference's statements into $references
+fam_against() {
+    run_pgbench "$3" "$2"
+    row3 "$1" "$fam_w" - "$tps"
+    printf '%s\t%s: %s\n' "$1" "$3" "$(tr '\n' ' ' <"$2" | sed 's/ *$//')" >>"$references"
 }
 
 # The reference run once by pgbench before the row: it must run (pgbench's error if not)
