@@ -73,7 +73,8 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_purge_sql =
         "SELECT cms_articles_purge(make_interval(secs => $1::float8)),"
         " cms_webhook_deliveries_purge(make_interval(secs => $2::float8)),"
         " cms_cdn_purges_expire(),"
-        " cms_outbox_events_purge(make_interval(secs => $2::float8))",
+        " cms_outbox_events_purge(make_interval(secs => $2::float8)),"
+        " cms_ext_events_purge(make_interval(secs => $2::float8))",
         2);
 
 
@@ -235,7 +236,8 @@ ngx_http_cms_jobs_next(ngx_event_t *ev, ngx_msec_t after)
 
 
 /* soft-deleted articles older than the retention go for good; settled
-   webhook deliveries and content events past the deliveries' retention */
+   webhook deliveries, content events and relayed extension events past
+   the deliveries' retention */
 static void
 ngx_http_cms_jobs_purge(ngx_event_t *ev)
 {
@@ -274,13 +276,15 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
 
     } else if (PQgetvalue(res, 0, 0)[0] != '0'
                || PQgetvalue(res, 0, 1)[0] != '0'
-               || PQgetvalue(res, 0, 3)[0] != '0')
+               || PQgetvalue(res, 0, 3)[0] != '0'
+               || PQgetvalue(res, 0, 4)[0] != '0')
     {
         ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
                       "cms: purged %s deleted articles, %s settled "
-                      "webhook deliveries and %s content events",
+                      "webhook deliveries, %s content events and %s "
+                      "extension events",
                       PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
-                      PQgetvalue(res, 0, 3));
+                      PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4));
     }
 
     if (!ngx_exiting && !ngx_terminate) {
@@ -399,13 +403,16 @@ ngx_http_cms_jobs_expired(void *data, PGresult *res)
 static void
 ngx_http_cms_jobs_relay(ngx_event_t *ev)
 {
-    u_char                     lease[NGX_INT_T_LEN];
+    u_char                     batch[NGX_INT_T_LEN], lease[NGX_INT_T_LEN];
     ngx_str_t                  args[2];
     ngx_http_cms_main_conf_t  *mcf;
 
     mcf = ev->data;
 
-    ngx_str_set(&args[0], "16");
+    args[0].data = batch;
+    args[0].len = ngx_sprintf(batch, "%ui",
+                              (ngx_uint_t) NGX_HTTP_CMS_RELAY_BATCH)
+                  - batch;
     args[1].data = lease;
     args[1].len = ngx_sprintf(lease, "%M",
                               (2 * (mcf->pg->queue_timeout

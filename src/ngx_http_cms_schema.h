@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0053_announce_pending"
+#define NGX_HTTP_CMS_SCHEMA  "0054_ext_events_retention"
 
 
 typedef enum {

@@ -109,7 +109,7 @@ ok wait_until(30, sub { !grep { -e "/proc/$_" } @backends }), '... all ended wit
 # the background jobs' statements (src/ngx_http_cms_jobs.c, deliver.c, cdn.c, the
 # storage sweeps) run once a pass, not per request, whenever a pass falls in the walk
 my %jobs = map { $_ => 1 } qw(cms_articles_purge cms_cdn_purges_claim cms_cdn_purges_expire
-                                cms_cdn_purges_retry cms_ext_events_claim
+                                cms_cdn_purges_retry cms_ext_events_claim cms_ext_events_purge
                                 cms_extensions_reload_expired cms_job_turn cms_media_expire
                                 cms_object_orphans cms_object_removals_claim
                                 cms_object_removals_settle cms_outbox_events_purge

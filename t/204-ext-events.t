@@ -3,7 +3,8 @@
 # `id <event id> event <json {id, type, created_at, facility_id, livemode, data}>` and marks
 # the row relayed. With Redis stopped: POSTs answer 500 internal_error and write nothing,
 # GETs keep working under the per-worker fallback limit (120 at once), and every event
-# written before or during the outage reaches its stream after Redis returns.
+# written before or during the outage reaches its stream after Redis returns. Relayed events
+# past the events' retention are purged; one not yet relayed never is (sql/0054).
 use strict;
 use warnings;
 use Cms::Test;
@@ -52,7 +53,9 @@ sub pending_events { one("SELECT count(*) FROM ext_events WHERE relayed_at IS NU
 
 # absence checks ("not relayed again", "not relayed while Redis is down") wait for relay
 # rounds to have run, counted by cms_status, rather than sleep
-set_conf_defaults(workers => 1, http_config => 'cms_events_interval 200ms;',
+set_conf_defaults(workers => 1,
+                  http_config => 'cms_events_interval 200ms; cms_purge_interval 300ms;'
+                                 . ' cms_webhook_delivery off retention=1h;',
                   config => "location = /status { cms_status; }\n");
 start_nginx();
 
@@ -207,5 +210,28 @@ ok wait_until(5, sub { $back = post(record_path($pend), $KD, {reference => 'back
 is one("SELECT count(*) FROM payments WHERE invoice_id = '$pend'"), 1, 'one payment';
 ok wait_until(5, sub { grep { ($_->{event}{data}{invoice}{id} // '') eq $pend } @{stream(stream_key($fa, 1))} }),
    'its event reaches the stream';
+
+# --- retention (sql/0054): relayed events past it go, an event not yet relayed stays ----------
+
+{
+    my $ins = sub {
+        my ($n, $relayed, $claimed) = @_;
+        return one("INSERT INTO ext_events (facility_id, livemode, type, data, created_at,"
+                   . " relayed_at, claimed_until) VALUES ('$fa', true, 'billing.payment_completed',"
+                   . " '{\"n\": $n}', now() - interval '2 hours', $relayed, $claimed) RETURNING id");
+    };
+    my $old = $ins->(20, "now() - interval '2 hours'", 'NULL');
+    # held by another relay's lease for the test's length: it stays pending
+    my $waiting = $ins->(21, 'NULL', "now() + interval '1 hour'");
+    my $recent = one("INSERT INTO ext_events (facility_id, livemode, type, data, relayed_at)"
+                     . " VALUES ('$fa', true, 'billing.payment_completed', '{\"n\": 22}', now())"
+                     . " RETURNING id");
+    ok wait_until(10, sub { one("SELECT count(*) FROM ext_events WHERE id = '$old'") == 0 }),
+       'a relayed event past the retention is purged';
+    ok Cms::Prom::wait_job_runs('purge', 2, 10), 'two purge rounds ran since';
+    is one("SELECT count(*) FROM ext_events WHERE id = '$waiting'"), 1,
+       'an event not yet relayed stays, however old';
+    is one("SELECT count(*) FROM ext_events WHERE id = '$recent'"), 1, 'a recent relayed event stays';
+}
 
 done_testing();
