@@ -13,7 +13,7 @@ use strict;
 use warnings;
 use utf8;
 use Cms::Test;
-use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key $UUID $TS);
+use Cms::Fixtures qw(req diag_resp check_err one signup signup_defaults workspace key rows_read $UUID $TS);
 use JSON::PP ();
 
 signup_defaults(email_prefix => 'custom');
@@ -419,24 +419,16 @@ psql("CREATE OR REPLACE FUNCTION cms_custom_modules_allowed(p_workspace uuid) RE
     # one entry written makes its own sort rows, not the module's, under the generic
     # plans the module's connections use (sql/0048: one statement for both read every
     # entry of the module); what this transaction read, from its own statistics
-    my $reads = "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n
-                   FROM pg_stat_xact_user_tables
-                  WHERE relname IN ('custom_entries', 'custom_entry_sort') ORDER BY 1";
-    # (the session's counts not yet flushed show in the view too: what changed in it)
-    my $read = psql("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan;
-          CREATE TEMP TABLE cms_reads ON COMMIT DROP AS $reads;
-          INSERT INTO custom_entries (workspace_id, module_id, data)
+    my ($read) = rows_read(['custom_entries', 'custom_entry_sort'],
+         "INSERT INTO custom_entries (workspace_id, module_id, data)
           VALUES ('$wid', '$mid', '{\"title\": \"g1\", \"pages\": 1}') RETURNING id AS g1 \\gset
           INSERT INTO custom_entries (workspace_id, module_id, data)
           SELECT '$wid', '$mid', jsonb_build_object('title', 'g' || i, 'pages', i)
             FROM generate_series(2, 3) i;
-          UPDATE custom_entries SET data = data || '{\"pages\": 7}' WHERE id = :'g1';
-          SELECT relname, x.n - r.n FROM ($reads) x JOIN cms_reads r USING (relname);
-          COMMIT");
-    my %read = map { @$_ } @$read;
-    cmp_ok $read{custom_entries} // 1e9, '<', 100,
+          UPDATE custom_entries SET data = data || '{\"pages\": 7}' WHERE id = :'g1'");
+    cmp_ok $read->{custom_entries} // 1e9, '<', 100,
            'an entry written reads its own row, not the module\'s 10,000 (generic plans)';
-    cmp_ok $read{custom_entry_sort} // 1e9, '<', 100, '... and its own sort rows';
+    cmp_ok $read->{custom_entry_sort} // 1e9, '<', 100, '... and its own sort rows';
     is one("SELECT string_agg(s.num::text, ',' ORDER BY e.data->>'title') FROM custom_entry_sort s
               JOIN custom_entries e ON e.id = s.entry_id
              WHERE s.module_id = '$mid' AND s.key = 'pages' AND e.data->>'title' LIKE 'g_'"),

@@ -9,27 +9,16 @@
 use strict;
 use warnings;
 use Cms::Test;
-use Cms::Fixtures qw(one);
+use Cms::Fixtures qw(one rows_read);
 
 # what one claim of 16 read of its table, in a transaction of its own on the generic
 # plans; its rows' first column in the order the claim returned them
-my $reads = "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n
-               FROM pg_stat_xact_user_tables WHERE relname = '%s'";
 sub claim {
     my ($table, $call, $col) = @_;
-    my $r = sprintf $reads, $table;
-    # (the session's counts not yet flushed show in the view too: what changed in it)
-    my $rows = psql("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan;
-          CREATE TEMP TABLE cms_reads ON COMMIT DROP AS $r;
-          CREATE TEMP TABLE cms_claimed ON COMMIT DROP AS
-              SELECT row_number() OVER () AS i, c.* FROM $call c;
-          SELECT k, v FROM (SELECT 0 AS i, 'read' AS k, (x.n - r.n)::text AS v
-                              FROM ($r) x, cms_reads r
-                            UNION ALL
-                            SELECT c.i, 'row', c.${col}::text FROM cms_claimed c) q ORDER BY i;
-          COMMIT");
-    my ($read) = map { $_->[1] } grep { $_->[0] eq 'read' } @$rows;
-    return ($read, [map { $_->[1] } grep { $_->[0] eq 'row' } @$rows]);
+    my ($read, $rows) = rows_read([$table], "CREATE TEMP TABLE cms_claimed ON COMMIT DROP AS
+              SELECT row_number() OVER () AS i, c.* FROM $call c",
+                                  "SELECT c.${col}::text FROM cms_claimed c ORDER BY c.i");
+    return ($read->{$table}, [map { $_->[0] } @$rows]);
 }
 
 my $fac = one("INSERT INTO facilities (name) VALUES ('Claims') RETURNING id");

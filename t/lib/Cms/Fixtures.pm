@@ -54,7 +54,7 @@ our @EXPORT_OK = qw(
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
     key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked waiting_on_lock
-    rss_kb stream_upload
+    rss_kb stream_upload rows_read
 );
 our %EXPORT_TAGS = (
     content   => [qw(req diag_resp check_err check_subset one signup new_email workspace
@@ -188,6 +188,40 @@ The first column of the first row of C<psql($sql)> on the file's database.
 =cut
 
 sub one { Cms::Test::psql($_[0])->[0][0] }
+
+=over
+
+=item rows_read(\@tables, $statements [, $result])
+
+Runs C<$statements> in one transaction under the generic plans the module's connections use
+(C<plan_cache_mode = force_generic_plan>) and returns what they read of each of C<@tables>
+(rows scanned plus rows fetched through an index, from the transaction's own statistics),
+as a hash, and the rows of the query C<$result> run after them in the same transaction.
+
+=back
+
+=cut
+
+sub rows_read {
+    my ($tables, $statements, $result) = @_;
+    my $names = join ', ', map { "('$_')" } @$tables;
+    my $r = "SELECT t.relname, coalesce(s.seq_tup_read, 0) + coalesce(s.idx_tup_fetch, 0) AS n
+               FROM (VALUES $names) t (relname)
+               LEFT JOIN pg_stat_xact_user_tables s ON s.relname = t.relname";
+    # (the session's counts not yet flushed show in the view too: what changed in it; one
+    # result set, the reads beside each row of $result, as psql ends a set with no separator)
+    my $rows = Cms::Test::psql("BEGIN; SET LOCAL plan_cache_mode = force_generic_plan;
+          CREATE TEMP TABLE cms_reads ON COMMIT DROP AS $r;
+          $statements;
+          SELECT a.reads, q.* FROM (SELECT string_agg(x.relname || '=' || (x.n - r.n), ',') AS reads
+                                      FROM ($r) x JOIN cms_reads r USING (relname)) a
+            LEFT JOIN (" . ($result // 'SELECT') . ") q ON true;
+          COMMIT");
+    my %read = map { split /=/ } split /,/, $rows->[0][0];
+    $rows = [map { [@$_[1 .. $#$_]] } @$rows];
+    $rows = [] if @$rows == 1 && !grep { defined } @{$rows->[0]};
+    return (\%read, $rows);
+}
 
 =head1 SECRETS
 
