@@ -58,7 +58,7 @@ fam_read() {
         exit 1
     fi
     fam_pgcheck "$sql"
-    fam_hold "$sql" "$path"
+    bench_hold "$sql" "$path"
     echo; echo "== $name: $got items, as the reference reads"
     row_wrk=(${fam_wrk[@]+"${fam_wrk[@]}"})
     fam_wrk=()
@@ -73,7 +73,7 @@ fam_write() {
     local name=$1 sql=$prefix/$2.sql ref=$3 lua=$4 div=${5:-1}
     shift 6
     fam_pgcheck "$sql"
-    fam_hold "$sql" "$lua"
+    bench_hold "$sql" "$lua"
     run_wrk "$name" /v1/ -s "$lua" "$@"
     fam_w=$(awk -v r="$rate" -v d="$div" 'BEGIN {print r / d}')
     fam_against "$name" "$sql" "$ref"
@@ -101,17 +101,6 @@ fam_pgcheck() {
     local out
     out=$(pgbench -n -t 1 -M prepared -f "$1" -h 127.0.0.1 -p "$pg" -U postgres bench 2>&1) ||
         { echo "bench: the reference $1 fails:" >&2; echo "$out" >&2; exit 1; }
-}
-
-# BENCH_HOLD=FILE BENCH_HOLD_AT=SQLNAME (fam-article-create, ...): before that row, writes
-# what it runs (the URL, the database's port, the route's path or Lua script, the
-# reference's file) to FILE and waits while FILE exists, for a profile or a count of what
-# the row does with its data in place (docs/benchmarks.md)
-fam_hold() {
-    [ -n "${BENCH_HOLD:-}" ] && [ "${1##*/}" = "${BENCH_HOLD_AT:-}.sql" ] || return 0
-    printf 'url=%s\npg=%s\nroute=%s\nsql=%s\n' "$url" "$pg" "$2" "$1" >"$BENCH_HOLD"
-    echo "== held before ${1##*/}: remove $BENCH_HOLD to go on"
-    while [ -e "$BENCH_HOLD" ]; do sleep 1; done
 }
 
 # One write by curl before wrk repeats it: it must answer 2xx (what it answered if not)

@@ -320,6 +320,17 @@ bench_row() {
 # A row's reference into $references: ref_of ROW NAME FILE (the file's statements)
 ref_of() { printf '%s\t%s: %s\n' "$1" "$2" "$(tr '\n' ' ' <"$3" | sed 's/ *$//')" >>"$references"; }
 
+# BENCH_HOLD=FILE BENCH_HOLD_AT=SQLNAME (fam-article-create, ..., fail): before that row, writes
+# what it runs (the URL, the database's port, the route's path or Lua script, the
+# reference's file) to FILE and waits while FILE exists, for a profile or a count of what
+# the row does with its data in place (docs/benchmarks.md)
+bench_hold() {
+    [ -n "${BENCH_HOLD:-}" ] && [ "${1##*/}" = "${BENCH_HOLD_AT:-}.sql" ] || return 0
+    printf 'url=%s\npg=%s\nroute=%s\nsql=%s\n' "$url" "$pg" "$2" "$1" >"$BENCH_HOLD"
+    echo "== held before ${1##*/}: remove $BENCH_HOLD to go on"
+    while [ -e "$BENCH_HOLD" ]; do sleep 1; done
+}
+
 # Settles the database before the rows that follow the families' writes: one VACUUM
 # ANALYZE, waited for (the writes leave tens of thousands of new and dead rows, and
 # autovacuum would otherwise take its share of the two cores in the middle of a later
@@ -446,17 +457,43 @@ local function seed() math.randomseed(os.time() * 100 + tid) end'
 ext_pair() {
     local name=$1 path=$2 ref=$3 sql=$4 script=$5 i runs=() tpss=()
     shift 5
+    bench_hold "$sql" "$script $*"
     for ((i = 0; i < 3; i++)); do
+        relay_drained "the route's run"
         wrk_tail=(-- "$@" "$i")
         run_wrk "$name" "$path" -s "$script"
         runs+=("$rate")
         wrk_tail=()
+        relay_drained "pgbench's run"
         run_pgbench "$ref" "$sql"
         tpss+=("$tps")
     done
+    relay_drained "the next row"
     a=$(median "${runs[@]}")
     tps=$(median "${tpss[@]}")
     echo "medians of 3: route $a/s, reference $tps tps"
+}
+
+# Before each run of an extension row, the relay's backlog is waited for (at most 120 s):
+# every payment's event is relayed to Redis by the worker's background job, and pgbench's
+# events, written faster than the relay moves them beside pgbench's 32 sessions, would
+# otherwise be relayed during the route's next run, on the route's cores. So each run starts
+# with nothing waiting: the route's runs relay their own events as they come (the product's
+# cost of a payment); what pgbench's runs leave is drained, and said, before the route's.
+relay_drained() {
+    local t0=$SECONDS n first=
+    while :; do
+        n=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
+                -c "SELECT count(*) FROM ext_events WHERE relayed_at IS NULL")
+        first=${first:-$n}
+        [ "$n" = 0 ] && break
+        if [ $((SECONDS - t0)) -ge 120 ]; then
+            echo "bench: $n extension events still not relayed after 120 s" >&2
+            break
+        fi
+        sleep 0.2
+    done
+    [ "$first" = 0 ] || echo "== relay: $first events waiting before $1, relayed in $((SECONDS - t0)) s"
 }
 
 # The extension surface (BENCH_ONLY=ext: these rows alone, after the health row)
