@@ -461,11 +461,15 @@ ext_pair() {
     for ((i = 0; i < 3; i++)); do
         relay_drained "the route's run"
         wrk_tail=(-- "$@" "$i")
+        cpu_begin
         run_wrk "$name" "$path" -s "$script"
+        cpu_end "the route's run"
         runs+=("$rate")
         wrk_tail=()
         relay_drained "pgbench's run"
+        cpu_begin
         run_pgbench "$ref" "$sql"
+        cpu_end "pgbench's run"
         tpss+=("$tps")
     done
     relay_drained "the next row"
@@ -494,6 +498,38 @@ relay_drained() {
         sleep 0.2
     done
     [ "$first" = 0 ] || echo "== relay: $first events waiting before $1, relayed in $((SECONDS - t0)) s"
+}
+
+# What each side used of the cores during a run of an extension row, in % of one core:
+# the module's nginx worker, PostgreSQL (its processes, and what its ended ones used, as
+# the postmaster's children: pgbench's sessions end with their run), Redis, and the whole
+# machine, from /proc (cpu_begin, the run, cpu_end NAME): a route run that is slow while
+# its reference is not says here whose time it was
+cpu_ticks() {
+    local p t=0 f
+    for p in "$@"; do
+        read -r -a f <"/proc/$p/stat" 2>/dev/null && t=$((t + f[13] + f[14]))
+    done
+    echo "$t"
+}
+cpu_groups() {
+    local pm f
+    cpu_ticks $(pgrep -P "$(cat "$prefix/logs/nginx.pid")")
+    pm=$(head -1 "$TEST_CMS_VAR/pg/data/postmaster.pid")
+    read -r -a f <"/proc/$pm/stat"
+    echo $(($(cpu_ticks $(pgrep -u postgres)) + f[15] + f[16]))
+    cpu_ticks "$(cat "$TEST_CMS_VAR/redis.pid" 2>/dev/null)"
+    awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
+cpu_begin() { cpu_t0=$(date +%s.%N); mapfile -t cpu_c0 < <(cpu_groups); }
+cpu_end() {
+    local c1
+    mapfile -t c1 < <(cpu_groups)
+    awk -v t0="$cpu_t0" -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" -v what="$1" \
+        -v a="${cpu_c0[*]}" -v b="${c1[*]}" '
+        BEGIN { split(a, x); split(b, y); d = (t1 - t0) * hz / 100
+                printf "== cpu during %s: nginx worker %d %%, postgres %d %%, redis %d %%, all %d %%\n",
+                       what, (y[1] - x[1]) / d, (y[2] - x[2]) / d, (y[3] - x[3]) / d, (y[4] - x[4]) / d }'
 }
 
 # The extension surface (BENCH_ONLY=ext: these rows alone, after the health row)
