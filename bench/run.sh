@@ -899,7 +899,12 @@ CONF
     echo
     echo "== webhook delivery: $n events, delivered $done_n, over $hconns connections"
     psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
-        -c "SELECT status, count(*), max(attempt), min(last_error), round(avg(last_duration_ms)) AS avg_ms, max(last_duration_ms) AS max_ms, max(updated_at) - min(created_at) AS span FROM webhook_deliveries GROUP BY 1"
+        -c "SELECT status, count(*), max(attempt), min(last_error), round(avg(last_duration_ms)) AS avg_ms, max(last_duration_ms) AS max_ms, max(updated_at) - min(created_at) AS span FROM webhook_deliveries GROUP BY 1" \
+        -c "SELECT a.attempt, a.status_code, left(a.error, 60) AS error, count(*),
+                   round(max(extract(epoch FROM a.created_at) - $t0)::numeric, 2) AS last_s,
+                   round(max(extract(epoch FROM a.next_attempt_at - a.created_at))::numeric, 2) AS retry_after_s
+              FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+             WHERE d.event_type = 'article.updated' GROUP BY 1, 2, 3 ORDER BY 1, 4 DESC"
     echo "== GET /v1/health meanwhile (wrk -t1 -c4, 10 ms between requests)"
     echo "$out" | sed -n '/50%/p;/99%/p;/Requests\/sec/p;/Non-2xx/p;/Socket errors/p'
     [ "$done_n" -ge "$n" ] || { echo "bench: only $done_n of $n webhook deliveries in 120 s" >&2; exit 1; }
