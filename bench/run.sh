@@ -905,6 +905,9 @@ CONF
                    round(max(extract(epoch FROM a.next_attempt_at - a.created_at))::numeric, 2) AS retry_after_s
               FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
              WHERE d.event_type = 'article.updated' GROUP BY 1, 2, 3 ORDER BY 1, 4 DESC"
+    # a claimed delivery that could not start waits for its lease: the worker says why
+    echo "== the module's error.log on webhook deliveries: $(grep -c 'webhook deliver' "$prefix/logs/error.log") lines"
+    grep 'webhook deliver' "$prefix/logs/error.log" | head -3 || true
     echo "== GET /v1/health meanwhile (wrk -t1 -c4, 10 ms between requests)"
     echo "$out" | sed -n '/50%/p;/99%/p;/Requests\/sec/p;/Non-2xx/p;/Socket errors/p'
     [ "$done_n" -ge "$n" ] || { echo "bench: only $done_n of $n webhook deliveries in 120 s" >&2; exit 1; }
