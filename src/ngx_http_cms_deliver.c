@@ -38,6 +38,7 @@
 #define NGX_HTTP_CMS_DELIVER_AAD    "webhook:"
 #define NGX_HTTP_CMS_DELIVER_UA     "ngx_http_cms_module-webhooks/1"
 #define NGX_HTTP_CMS_DELIVER_SECRET 128          /* a secret's text, max */
+#define NGX_HTTP_CMS_DELIVER_BATCH  256          /* outcomes a statement */
 
 
 /* one delivery in flight; its pool holds it */
@@ -771,17 +772,23 @@ ngx_http_cms_deliver_wake(ngx_http_cms_main_conf_t *mcf)
 }
 
 
-/* long: the kept outcomes as one JSON array, one statement */
+/*
+ * The oldest kept outcomes, NGX_HTTP_CMS_DELIVER_BATCH at most, as one
+ * JSON array, one statement; the rest go with the next (the statement's
+ * time stays bounded however many came while the last one ran).
+ */
+/* long: the outcomes' length, then the array written, then sent */
 static void
 ngx_http_cms_deliver_record(ngx_http_cms_main_conf_t *mcf)
 {
     size_t                           len;
     u_char                          *json, *p;
     ngx_str_t                        args[2];
-    ngx_uint_t                       i, n;
+    ngx_uint_t                       i, n, rest;
     ngx_http_cms_deliver_outcome_t  *o;
 
-    n = ngx_http_cms_deliver_outcomes.nelts;
+    n = ngx_min(ngx_http_cms_deliver_outcomes.nelts,
+                NGX_HTTP_CMS_DELIVER_BATCH);
 
     if (ngx_http_cms_deliver_recording || n == 0) {
         return;
@@ -836,16 +843,22 @@ ngx_http_cms_deliver_record(ngx_http_cms_main_conf_t *mcf)
                             ngx_http_cms_deliver_recorded, mcf)
         != NGX_OK)
     {
+        /* all of them: the next statement would most likely fail too */
+        n = ngx_http_cms_deliver_outcomes.nelts;
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
                       "cms: the outcomes of %ui webhook deliveries could "
                       "not be recorded; they are sent again once their "
                       "leases end", n);
+
     } else {
         ngx_http_cms_deliver_recording = 1;
     }
 
     ngx_free(json);
-    ngx_http_cms_deliver_outcomes.nelts = 0;
+
+    rest = ngx_http_cms_deliver_outcomes.nelts - n;
+    ngx_memmove(o, o + n, rest * sizeof(ngx_http_cms_deliver_outcome_t));
+    ngx_http_cms_deliver_outcomes.nelts = rest;
 }
 
 

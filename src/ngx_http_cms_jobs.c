@@ -95,24 +95,18 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_claim_sql =
         " make_interval(secs => $2::float8))",
         2);
 
+/* the batch given back, by id only (sql/0055) */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_release_sql =
-    ngx_http_cms_pg_stmt(
-        "UPDATE ext_events SET claimed_until = NULL"
-        " WHERE id = ANY($1::uuid[]) AND relayed_at IS NULL",
-        1);
+    ngx_http_cms_pg_stmt("SELECT cms_ext_events_release($1::uuid[])", 1);
 
 /*
  * $1 the relayed, $2 those Redis refused: tried again in a few seconds,
  * after the events behind them (one event that always fails must not
- * hold up the rest)
+ * hold up the rest); by id only (sql/0055)
  */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_mark_sql =
     ngx_http_cms_pg_stmt(
-        "WITH relayed AS (UPDATE ext_events SET relayed_at = now()"
-        " WHERE id = ANY($1::uuid[]))"
-        " UPDATE ext_events SET claimed_until = now() + interval '5 seconds'"
-        " WHERE id = ANY($2::uuid[]) AND relayed_at IS NULL",
-        2);
+        "SELECT cms_ext_events_mark($1::uuid[], $2::uuid[])", 2);
 
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_tick_sql =
@@ -624,7 +618,7 @@ ngx_http_cms_jobs_marked(void *data, PGresult *res)
 
     n = (ngx_uint_t) (uintptr_t) data;
 
-    if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+    if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
         ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
                       "cms: marking relayed events failed; they will be "
                       "relayed again");

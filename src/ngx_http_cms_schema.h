@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0054_ext_events_retention"
+#define NGX_HTTP_CMS_SCHEMA  "0055_lookups_by_id"
 
 
 typedef enum {

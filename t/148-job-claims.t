@@ -125,4 +125,55 @@ is_deeply $rows, ['1'], 'announcer: the one article whose time came after its sa
 is one("SELECT count(*) FROM outbox_events WHERE type = 'article.published' AND data->>'id' = '$due'"), 1,
    '... its article.published written';
 
+# ---- the jobs' writes by id when the last ANALYZE saw their queue empty (sql/0055): the
+# planner would take the queue's partial index for the way to one row and read the whole
+# queue for each; autovacuum kept off, so that the statistics stay as they were taken
+psql("ALTER TABLE webhook_deliveries SET (autovacuum_enabled = off);
+      ALTER TABLE ext_events SET (autovacuum_enabled = off);
+      DELETE FROM webhook_delivery_attempts; DELETE FROM webhook_deliveries; DELETE FROM ext_events;
+      INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_type, payload,
+                                      status, next_attempt_at, delivered_at)
+      SELECT '$on', '$ws', gen_random_uuid(), 'article.published', '{}', 'delivered', NULL, now()
+        FROM generate_series(1, 10000) g;
+      INSERT INTO ext_events (facility_id, livemode, type, data, relayed_at)
+      SELECT '$fac', true, 'billing.payment_completed', '{}', now() FROM generate_series(1, 10000) g;
+      ANALYZE webhook_deliveries; ANALYZE ext_events;
+      INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_type, payload,
+                                      status, next_attempt_at, attempt, locked_until)
+      SELECT '$on', '$ws', gen_random_uuid(), 'article.published', '{}', 'pending',
+             now() - interval '1 minute', 1, now() + interval '1 minute'
+        FROM generate_series(1, 10000) g;
+      INSERT INTO ext_events (facility_id, livemode, type, data, created_at)
+      SELECT '$fac', true, 'billing.payment_completed', '{}', now() - interval '1 hour' + g * interval '1 ms'
+        FROM generate_series(1, 10000) g");
+my $sent = one("SELECT id FROM webhook_deliveries WHERE status = 'pending' LIMIT 1");
+($read) = rows_read(['webhook_deliveries'], "CREATE TEMP TABLE cms_out ON COMMIT DROP AS
+    SELECT cms_webhook_delivery_results(
+    '[{\"id\": \"$sent\", \"attempt\": 1, \"code\": 204, \"ms\": 3, \"error\": null}]', 1)");
+cmp_ok $read->{webhook_deliveries}, '<', 100,
+   "outcomes: one delivery's outcome reads $read->{webhook_deliveries} rows, not the 10,000 waiting";
+is one("SELECT status || ' ' || (locked_until IS NULL) FROM webhook_deliveries WHERE id = '$sent'"),
+   'delivered true', '... and records it: delivered, its lease ended';
+is one("SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id = '$sent' AND status_code = 204"),
+   1, '... with its attempt';
+
+(undef, $rows) = claim('ext_events', "cms_ext_events_claim(16, interval '1 minute')", 'id');
+my ($relayed, $refused) = map { "ARRAY['" . join("','", @$_) . "']::uuid[]" }
+                              [@$rows[0 .. 7]], [@$rows[8 .. 15]];
+($read) = rows_read(['ext_events'], "CREATE TEMP TABLE cms_out ON COMMIT DROP AS
+    SELECT 1 AS done FROM cms_ext_events_mark($relayed, $refused)");
+cmp_ok $read->{ext_events}, '<', 100,
+   "relay: marking a batch of 16 reads $read->{ext_events} rows, not the 10,000 waiting";
+is one("SELECT count(*) FROM ext_events WHERE id = ANY ($relayed) AND relayed_at IS NOT NULL"), 8,
+   '... the 8 Redis took marked relayed';
+is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND relayed_at IS NULL
+          AND claimed_until BETWEEN now() AND now() + interval '5 seconds'"), 8,
+   '... the 8 it refused waiting 5 s';
+($read) = rows_read(['ext_events'], "CREATE TEMP TABLE cms_out ON COMMIT DROP AS
+    SELECT 1 AS done FROM cms_ext_events_release($refused)");
+cmp_ok $read->{ext_events}, '<', 100,
+   "relay: releasing a batch reads $read->{ext_events} rows, not the 10,000 waiting";
+is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND claimed_until IS NULL"), 8,
+   '... the batch claimable again';
+
 done_testing();
