@@ -546,19 +546,27 @@ awk -F'\t' -v e="$ext" -v f="$fac" '{ printf "%s\t%s\tt\t{ext:billing:read,ext:b
     | psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "\\copy extension_keys (extension_id, facility_id, livemode, privileges, key_prefix, secret_hash) FROM STDIN"
 cut -f1 "$prefix/extkeys.tsv" >"$prefix/extkeys.txt"
 ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
-# The facility's history: 20,000 earlier failed attempts on its invoice.  An empty
-# payments table is not what a running facility has, and a whole run's VACUUM ANALYZE
-# (settle_db) would have left it counted empty: the module's connections plan the
-# payment's Idempotency-Key lookup at their first payment and keep the plan, a
-# sequential scan of a table then empty, which every payment after it paid until
-# autovacuum's next ANALYZE (the whole-run fail rows of 0.15.3-0.15.4: 826 and 182 a
-# second against pgbench's 2,000, whose sessions plan anew each run).
+# The facility's history, before its first request: the 600,000 pending invoices the
+# record row pays (below), and 20,000 earlier failed attempts on the one invoice of the
+# read and fail rows.  A whole run's VACUUM ANALYZE (settle_db) comes while the
+# facility's tables are still empty; the module's connections plan a statement at its
+# first run and keep the plan, and a table counted empty and empty on disk then is
+# planned as a sequential scan, which every request after it pays as the table grows,
+# until autovacuum's next ANALYZE (the whole-run fail rows of 0.15.3-0.15.4: 815 and 182
+# a second against pgbench's 2,000, whose sessions plan anew each run: the payment's
+# Idempotency-Key lookup, then the invoice's).  A running facility has that history.
+# The record row pays invoices md5('inv' || n): the route n <= 300,000, pgbench the
+# others, from n = 300001 on, through the same statement.
 psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
+    INSERT INTO invoices (id, facility_id, livemode, patient_id, amount, currency)
+    SELECT md5('inv' || n)::uuid, '$fac', true, 'p' || n, 1000, 'XOF'
+      FROM generate_series(1, 600000) n;
+    CREATE SEQUENCE bench_inv START 300001;
     INSERT INTO payments (invoice_id, facility_id, livemode, kind, reason, idempotency_key,
                           fingerprint, response_status, response_body, created_at)
     SELECT '$inv', '$fac', true, 'failed', 'insufficient_funds', 'seed:' || g, 'fp', 200, '{}',
            now() - interval '30 days' + g * interval '1 minute'
-      FROM generate_series(1, 20000) g" -c "ANALYZE payments"
+      FROM generate_series(1, 20000) g" -c "ANALYZE invoices" -c "ANALYZE payments"
 
 # wrk: every request with the next key; POSTs with a fresh Idempotency-Key
 cat >"$prefix/ext.lua" <<LUA
@@ -616,16 +624,10 @@ row "POST .../payments/{id}/fail" "$a" "$b" "$tps"
 ref_of "POST .../payments/{id}/fail" "the same two statements" "$prefix/fail.sql"
 
 # The idempotent record POST: every request pays a pending invoice of its
-# own (ids md5('inv' || n)), with a fresh Idempotency-Key; pgbench pays
-# others, from n = 300001 on, through the same statement.  The 600,000 new
-# rows are vacuumed before either row runs: autovacuum's pass over them
-# (started by the inserts) would otherwise take its share of the cores in
-# the middle of whichever row it met, the route's first.
-psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
-    INSERT INTO invoices (id, facility_id, livemode, patient_id, amount, currency)
-    SELECT md5('inv' || n)::uuid, '$fac', true, 'p' || n, 1000, 'XOF'
-      FROM generate_series(1, 600000) n;
-    CREATE SEQUENCE bench_inv START 300001;"
+# own (ids md5('inv' || n), inserted above), with a fresh Idempotency-Key.
+# The rows written so far are vacuumed before either side runs: autovacuum's
+# pass over them would otherwise take its share of the cores in the middle
+# of whichever row it met, the route's first.
 settle_db "the record row"
 psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
     -c "SELECT md5('inv' || n)::uuid FROM generate_series(1, 300000) n" >"$prefix/invoices.txt"

@@ -1,11 +1,12 @@
--- The background jobs' writes find their rows by id, whatever the
--- statistics say (issue 35).
+-- Writes by id find their rows by the key, whatever the statistics say
+-- (issue 35).
 --
--- Three statements of the jobs looked rows up by id and also asked for the
--- state their queue's partial index is made of: a delivery's outcome
--- (status = 'pending', webhook_deliveries_due_idx), the relay's mark and
--- release of an extension's events (relayed_at IS NULL,
--- ext_events_pending_idx).  When the last ANALYZE saw the queue empty
+-- Four statements looked rows up by id and also asked for the state their
+-- queue's partial index is made of: a delivery's outcome (status =
+-- 'pending', webhook_deliveries_due_idx), the relay's mark and release of
+-- an extension's events (relayed_at IS NULL, ext_events_pending_idx), and
+-- the release of an upload's finalization claim (status = 'pending',
+-- media_assets_reserved_idx).  When the last ANALYZE saw the queue empty
 -- (a quiet hour, or a VACUUM ANALYZE before a burst), the planner takes
 -- that partial index for the smallest path to the row and filters it by
 -- id: each outcome, each batch of 16 events, read every row waiting in the
@@ -17,10 +18,11 @@
 -- behind a payment load by the backlog it had itself.
 --
 -- Now the state is asked in a form no partial index is made of (a
--- delivery not yet settled; for the events, not at all: a mark or a
--- release of an event another host relayed meanwhile changes nothing that
--- is read again), so only the primary key can find the rows.  The mark
--- and the release become functions, so the tests run what the module runs.
+-- delivery not yet settled, an upload not ready; for the events, not at
+-- all: a mark or a release of an event another host relayed meanwhile
+-- changes nothing that is read again), so only the primary key can find
+-- the rows.  The mark and the release become functions, so the tests run
+-- what the module runs.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION cms_webhook_delivery_result(p_id uuid,
@@ -93,5 +95,16 @@ CREATE FUNCTION cms_ext_events_release(p_ids uuid[])
     LANGUAGE sql
     AS $$
     UPDATE ext_events SET claimed_until = NULL WHERE id = ANY (p_ids) $$;
+
+
+-- A failed finalization gives its claim back ("pending" is "not ready",
+-- the status's CHECK, in a form media_assets_reserved_idx is not made of)
+CREATE OR REPLACE FUNCTION cms_media_release(p_workspace uuid, p_id uuid)
+    RETURNS void
+    LANGUAGE sql
+    AS $$
+        UPDATE media_assets SET finalizing_until = NULL
+         WHERE workspace_id = p_workspace AND id = p_id
+           AND status <> 'ready' $$;
 
 COMMIT;

@@ -5,7 +5,10 @@
 # batch to the table read all 20,000 (a LIMIT of unknown size is planned as a tenth of the
 # rows below it).  And each claim still hands out what it did: the oldest due rows first,
 # each once while its lease runs, an extension's events in the order they were written, a
-# disabled endpoint's deliveries failed instead of sent, a key named again dropped.
+# disabled endpoint's deliveries failed instead of sent, a key named again dropped.  And
+# the writes by id that follow a claim (a delivery's outcome, the relay's mark and release,
+# an upload's release) read their rows, not their queue, when the last ANALYZE saw the queue
+# empty (sql/0055_lookups_by_id.sql).
 use strict;
 use warnings;
 use Cms::Test;
@@ -175,5 +178,24 @@ cmp_ok $read->{ext_events}, '<', 100,
    "relay: releasing a batch reads $read->{ext_events} rows, not the 10,000 waiting";
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND claimed_until IS NULL"), 8,
    '... the batch claimable again';
+
+# an upload's finalization claim given back, among 10,000 uploads pending since an ANALYZE
+# that saw none
+psql("ALTER TABLE media_assets SET (autovacuum_enabled = off);
+      INSERT INTO media_assets (workspace_id, title, mime_type, size_bytes, storage_key)
+      SELECT '$ws', 'r.png', 'image/png', 1, 'claims/ready-' || g FROM generate_series(1, 10000) g;
+      ANALYZE media_assets;
+      INSERT INTO media_assets (workspace_id, title, mime_type, size_bytes, storage_key, status,
+                                reserved_until, finalizing_until)
+      SELECT '$ws', 'p.png', 'image/png', 1, 'claims/pending-' || g, 'pending',
+             now() + interval '1 hour', now() + interval '1 minute'
+        FROM generate_series(1, 10000) g");
+my $upload = one("SELECT id FROM media_assets WHERE status = 'pending' LIMIT 1");
+($read) = rows_read(['media_assets'], "CREATE TEMP TABLE cms_out ON COMMIT DROP AS
+    SELECT 1 AS done FROM cms_media_release('$ws', '$upload')");
+cmp_ok $read->{media_assets}, '<', 100,
+   "uploads: releasing a finalization claim reads $read->{media_assets} rows, not the 10,000 pending";
+is one("SELECT finalizing_until IS NULL FROM media_assets WHERE id = '$upload'"), 't',
+   '... and releases it';
 
 done_testing();
