@@ -18,11 +18,11 @@
 -- behind a payment load by the backlog it had itself.
 --
 -- Now the state is asked in a form no partial index is made of (a
--- delivery not yet settled, an upload not ready; for the events, not at
--- all: a mark or a release of an event another host relayed meanwhile
--- changes nothing that is read again), so only the primary key can find
--- the rows.  The mark and the release become functions, so the tests run
--- what the module runs.
+-- delivery not yet settled, an upload not ready), so only the primary key
+-- can find the rows.  The relay's mark and release are the module's own
+-- statements (src/ngx_http_cms_jobs.c): they now ask for no state at all
+-- (a mark or a release of an event another host relayed meanwhile
+-- changes nothing that is read again).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION cms_webhook_delivery_result(p_id uuid,
@@ -75,26 +75,6 @@ BEGIN
          WHERE id = d.webhook_id AND enabled;
     END IF;
 END $$;
-
-
--- The relay's batch after Redis answered: p_relayed marked relayed,
--- p_refused leased for 5 s more (tried again after the events behind them).
-CREATE FUNCTION cms_ext_events_mark(p_relayed uuid[], p_refused uuid[])
-    RETURNS void
-    LANGUAGE sql
-    AS $$
-    WITH relayed AS (UPDATE ext_events SET relayed_at = now()
-                      WHERE id = ANY (p_relayed))
-    UPDATE ext_events SET claimed_until = now() + interval '5 seconds'
-     WHERE id = ANY (p_refused) $$;
-
-
--- A batch given back (Redis did not answer): claimed again at the next tick.
-CREATE FUNCTION cms_ext_events_release(p_ids uuid[])
-    RETURNS void
-    LANGUAGE sql
-    AS $$
-    UPDATE ext_events SET claimed_until = NULL WHERE id = ANY (p_ids) $$;
 
 
 -- A failed finalization gives its claim back ("pending" is "not ready",

@@ -8,11 +8,22 @@
 # disabled endpoint's deliveries failed instead of sent, a key named again dropped.  And
 # the writes by id that follow a claim (a delivery's outcome, the relay's mark and release,
 # an upload's release) read their rows, not their queue, when the last ANALYZE saw the queue
-# empty (sql/0055_lookups_by_id.sql).
+# empty (sql/0055_lookups_by_id.sql, src/ngx_http_cms_jobs.c).
 use strict;
 use warnings;
 use Cms::Test;
 use Cms::Fixtures qw(one rows_read);
+
+# the module's statement $name (src/ngx_http_cms_jobs.c), its C string's pieces joined: the
+# relay's mark and release are statements of the module's own, tested as written there
+sub module_sql {
+    my ($name) = @_;
+    open my $fh, '<', "$ENV{TEST_CMS_ROOT}/src/ngx_http_cms_jobs.c" or die "jobs.c: $!";
+    my $c = do { local $/; <$fh> };
+    $c =~ /\Q$name\E =\s*ngx_http_cms_pg_stmt\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+),/s
+        or die "no statement $name in src/ngx_http_cms_jobs.c";
+    return join '', $1 =~ /"((?:[^"\\]|\\.)*)"/g;
+}
 
 # what one claim of 16 read of its table, in a transaction of its own on the generic
 # plans; its rows' first column in the order the claim returned them
@@ -163,8 +174,8 @@ is one("SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id = '$sen
 (undef, $rows) = claim('ext_events', "cms_ext_events_claim(16, interval '1 minute')", 'id');
 my ($relayed, $refused) = map { "ARRAY['" . join("','", @$_) . "']::uuid[]" }
                               [@$rows[0 .. 7]], [@$rows[8 .. 15]];
-($read) = rows_read(['ext_events'], "CREATE TEMP TABLE cms_out ON COMMIT DROP AS
-    SELECT 1 AS done FROM cms_ext_events_mark($relayed, $refused)");
+($read) = rows_read(['ext_events'], "PREPARE cms_mark (uuid[], uuid[]) AS "
+                    . module_sql('ngx_http_cms_jobs_mark_sql') . "; EXECUTE cms_mark ($relayed, $refused)");
 cmp_ok $read->{ext_events}, '<', 100,
    "relay: marking a batch of 16 reads $read->{ext_events} rows, not the 10,000 waiting";
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($relayed) AND relayed_at IS NOT NULL"), 8,
@@ -172,8 +183,8 @@ is one("SELECT count(*) FROM ext_events WHERE id = ANY ($relayed) AND relayed_at
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND relayed_at IS NULL
           AND claimed_until BETWEEN now() AND now() + interval '5 seconds'"), 8,
    '... the 8 it refused waiting 5 s';
-($read) = rows_read(['ext_events'], "CREATE TEMP TABLE cms_out ON COMMIT DROP AS
-    SELECT 1 AS done FROM cms_ext_events_release($refused)");
+($read) = rows_read(['ext_events'], "PREPARE cms_release (uuid[]) AS "
+                    . module_sql('ngx_http_cms_jobs_release_sql') . "; EXECUTE cms_release ($refused)");
 cmp_ok $read->{ext_events}, '<', 100,
    "relay: releasing a batch reads $read->{ext_events} rows, not the 10,000 waiting";
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND claimed_until IS NULL"), 8,
