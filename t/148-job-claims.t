@@ -25,6 +25,15 @@ sub module_sql {
     return join '', $1 =~ /"((?:[^"\\]|\\.)*)"/g;
 }
 
+# what the module's statement $name read of $table, prepared ($types) and run once ($args)
+# on the generic plans
+sub module_reads {
+    my ($table, $name, $types, $args) = @_;
+    my ($read) = rows_read([$table], "PREPARE cms_stmt ($types) AS " . module_sql($name)
+                                     . "; EXECUTE cms_stmt ($args)");
+    return $read->{$table};
+}
+
 # what one claim of 16 read of its table, in a transaction of its own on the generic
 # plans; its rows' first column in the order the claim returned them
 sub claim {
@@ -174,19 +183,15 @@ is one("SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id = '$sen
 (undef, $rows) = claim('ext_events', "cms_ext_events_claim(16, interval '1 minute')", 'id');
 my ($relayed, $refused) = map { "ARRAY['" . join("','", @$_) . "']::uuid[]" }
                               [@$rows[0 .. 7]], [@$rows[8 .. 15]];
-($read) = rows_read(['ext_events'], "PREPARE cms_mark (uuid[], uuid[]) AS "
-                    . module_sql('ngx_http_cms_jobs_mark_sql') . "; EXECUTE cms_mark ($relayed, $refused)");
-cmp_ok $read->{ext_events}, '<', 100,
-   "relay: marking a batch of 16 reads $read->{ext_events} rows, not the 10,000 waiting";
+$read = module_reads('ext_events', 'ngx_http_cms_jobs_mark_sql', 'uuid[], uuid[]', "$relayed, $refused");
+cmp_ok $read, '<', 100, "relay: marking a batch of 16 reads $read rows, not the 10,000 waiting";
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($relayed) AND relayed_at IS NOT NULL"), 8,
    '... the 8 Redis took marked relayed';
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND relayed_at IS NULL
           AND claimed_until BETWEEN now() AND now() + interval '5 seconds'"), 8,
    '... the 8 it refused waiting 5 s';
-($read) = rows_read(['ext_events'], "PREPARE cms_release (uuid[]) AS "
-                    . module_sql('ngx_http_cms_jobs_release_sql') . "; EXECUTE cms_release ($refused)");
-cmp_ok $read->{ext_events}, '<', 100,
-   "relay: releasing a batch reads $read->{ext_events} rows, not the 10,000 waiting";
+$read = module_reads('ext_events', 'ngx_http_cms_jobs_release_sql', 'uuid[]', $refused);
+cmp_ok $read, '<', 100, "relay: releasing a batch reads $read rows, not the 10,000 waiting";
 is one("SELECT count(*) FROM ext_events WHERE id = ANY ($refused) AND claimed_until IS NULL"), 8,
    '... the batch claimable again';
 
