@@ -94,8 +94,14 @@ recovers('redis');
 # requests right after are all answered, none with a dead connection.
 parallel_requests(map { [GET => '/v1/health'] } 1 .. 8);
 my $mine = "datname = current_database() AND application_name = 'ngx_http_cms'";
-my $killed = psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE $mine")->[0][0];
+my @ended = map { $_->[0] } @{psql("WITH m AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE $mine) "
+                                  . "SELECT pid FROM m WHERE pg_terminate_backend(pid)")};
+my $killed = @ended;
 cmp_ok $killed, '>=', 1, "postgres ended the module's $killed idle connections";
+# pg_terminate_backend() only signals: a backend sends its FATAL and leaves a moment later.
+# Once none of them is listed, each socket holds its FATAL or EOF for the pools to see.
+my $gone = "SELECT count(*) FROM pg_stat_activity WHERE pid IN (" . join(',', @ended) . ")";
+ok wait_until(10, sub { psql($gone)->[0][0] == 0 }), "the $killed ended backends have left";
 my $rk = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $ENV{TEST_CMS_REDIS_PORT},
                                Proto => 'tcp', Timeout => 5) or die "redis: $!";
 print $rk "CLIENT KILL TYPE normal SKIPME yes\r\n";
