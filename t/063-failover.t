@@ -109,7 +109,10 @@ if (!$kid) {
     POSIX::_exit(0);
 }
 
-Time::HiRes::sleep(1);                          # writes flow to the primary
+# writes flow to the primary: the first ones written before it stops
+ok wait_until(20, sub {
+    grep { (split)[2] == 201 } do { open my $in, '<', $log or return (); <$in> };
+}), 'writes reach the primary';
 ctl('primary', '-m', 'fast', 'stop');
 my $stopped = Time::HiRes::time();
 Time::HiRes::sleep(1);                          # writes find no server that can write

@@ -25,7 +25,7 @@ new_email workspace api_key key>), C<:keyformat> (C<base62 crc32 random_bytes ma
 key_from_body checksum_ok bad_checksum>), C<:ext> (the extension API: C<req req_spec
 diag_resp check_ext_err one post idem facility extension ext_key invoice invoice_path
 record_path fail_path key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked
-waiting_on_lock>).
+release_invoice_row waiting_on_lock>).
 
 Helpers that die (C<signup>, C<workspace>, C<api_key>, C<key>, C<mk>, C<mkcat>) are for
 setting up: a failure there is not an assertion, it stops the file with the response.
@@ -41,6 +41,7 @@ use JSON::PP ();
 use Digest::SHA qw(hmac_sha256);
 use POSIX ();
 use MIME::Base64 ();
+use IO::Select ();
 use IO::Socket::INET ();
 use Time::HiRes ();
 use Exporter qw(import);
@@ -53,7 +54,8 @@ our @EXPORT_OK = qw(
     check_url_field upload_bytes
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
-    key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked waiting_on_lock
+    key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked release_invoice_row
+    waiting_on_lock
     rss_kb stream_upload rows_read
 );
 our %EXPORT_TAGS = (
@@ -64,7 +66,7 @@ our %EXPORT_TAGS = (
     ext       => [qw(req req_spec diag_resp check_ext_err one post idem facility extension
                      ext_key invoice invoice_path record_path fail_path key_id redis_cli
                      forget_redis idem_records lock_invoice_row invoice_row_locked
-                     waiting_on_lock)],
+                     release_invoice_row waiting_on_lock)],
 );
 
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -603,16 +605,20 @@ The Redis idempotency records of an extension key whose value starts with C<$kin
 ends a lock or a retention by deleting them (C<redis_cli('DEL', keys %$h)>), which is
 what their expiry does, instead of waiting for a window of wall-clock time.
 
-=item lock_invoice_row($invoice_id, $seconds)
+=item lock_invoice_row($invoice_id)
 
 Forks a child that holds C<SELECT ... FOR UPDATE> on the invoice row in its own
-PostgreSQL session for C<$seconds> (C<pg_sleep>); returns the child's pid (C<waitpid> it).
-The child exits 0 when its transaction committed.
+PostgreSQL session until C<release_invoice_row> (or 120 seconds at most); returns the
+handle.
 
-=item invoice_row_locked($seconds)
+=item invoice_row_locked($invoice_id)
 
-Waits up to 5 seconds until that session is sleeping (so the lock is held); returns
-whether it is.
+Waits up to 10 seconds until that session holds the lock (its statement done, its
+transaction open); returns whether it does.
+
+=item release_invoice_row($handle)
+
+Commits the child's transaction and waits for it; returns whether it committed.
 
 =back
 
@@ -693,23 +699,37 @@ sub idem_records {
 }
 
 sub lock_invoice_row {
-    my ($id, $secs) = @_;
+    my $id = shift;
+    pipe(my $r, my $w) or die "pipe: $!";
     my $pid = fork // die "fork: $!";
     if (!$pid) {
-        my $ok = eval {
-            Cms::Test::psql("BEGIN; SELECT 1 FROM invoices WHERE id = '$id' FOR UPDATE; SELECT pg_sleep($secs); COMMIT;");
-            1;
-        };
-        POSIX::_exit($ok ? 0 : 1);
+        close $w;
+        # a psql of its own: the harness's ends each script with DISCARD ALL, which a
+        # transaction left open refuses (its rows not in the test's output)
+        open STDOUT, '>', '/dev/null' or POSIX::_exit(1);
+        open my $ps, '|-', Cms::Test::_psql_cmd(Cms::Test::db_name()) or POSIX::_exit(1);
+        $ps->autoflush(1);
+        print $ps "BEGIN;\nSELECT 1 /* cms-hold $id */ FROM invoices WHERE id = '$id' FOR UPDATE;\n";
+        IO::Select->new($r)->can_read(120);         # the parent closes its end to release
+        print $ps "COMMIT;\n";
+        POSIX::_exit(close($ps) ? 0 : 1);
     }
-    return $pid;
+    close $r;
+    return {pid => $pid, w => $w};
 }
 
 sub invoice_row_locked {
-    my $secs = shift;
-    return Cms::Test::wait_until(5, sub {
-        one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep($secs)%'
-             AND state = 'active' AND pid <> pg_backend_pid()") > 0 });
+    my $id = shift;
+    return Cms::Test::wait_until(10, sub {
+        one("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%cms-hold $id%'
+             AND state = 'idle in transaction' AND pid <> pg_backend_pid()") > 0 });
+}
+
+sub release_invoice_row {
+    my $h = shift;
+    close $h->{w};
+    waitpid $h->{pid}, 0;
+    return $? == 0;
 }
 
 # a request's statement waits for that lock: it holds its claim meanwhile (bounded wait)
