@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0055_lookups_by_id"
+#define NGX_HTTP_CMS_SCHEMA  "0056_section_save_update_first"
 
 
 typedef enum {

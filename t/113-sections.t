@@ -126,6 +126,19 @@ my @race = parallel_requests(map {
 is_deeply [sort map { $_->{status} } @race], [200, 409], 'two concurrent PUTs, one base: one 200, one 409';
 is one("SELECT version FROM sections WHERE section_key = 'hero' AND locale = 'en'"), 4, 'one save counted';
 
+# eight concurrent first saves of one section, no base: the first makes it, each other
+# is a save of it (none refused, each its own version)
+my @first = parallel_requests(map {
+    { method => 'PUT', path => $base,
+      headers => { Authorization => "Bearer $K", 'Content-Type' => 'application/json' },
+      body => qq({"section_key":"crowd","data":{"title":"first $_"}}) } } 1 .. 8);
+is_deeply [map { $_->{status} } @first], [(200) x 8], 'eight concurrent first saves: each 200'
+    or diag join "\n", map { diag_resp($_) } grep { $_->{status} != 200 } @first;
+is_deeply [sort { $a <=> $b } map { ($_->{json} || {})->{section}{version} // 0 } @first], [1 .. 8],
+    'versions 1 to 8, one each';
+is one("SELECT count(*) || '/' || max(version) FROM sections WHERE section_key = 'crowd'"), '1/8',
+    'one row, version 8';
+
 # --- PUT refusals ------------------------------------------------------------------------
 
 check_err(req(PUT => $base, $K, '{"section_key":'), 400, 'invalid_request', 'malformed JSON');
@@ -219,7 +232,8 @@ check_err(req(GET => "$base?locale=no%20t", $KR), 400, 'invalid_field_value', 'a
 
 $r = req(POST => "$base/publish", $K, {});
 is $r->{status}, 200, 'publish everything' or diag diag_resp($r);
-is_deeply [map { "$_->{section_key}/$_->{locale}" } @{ $r->{json}{sections} }], ['empty/en', 'footer/de', 'hero/en', 'hero/fr'],
+is_deeply [map { "$_->{section_key}/$_->{locale}" } @{ $r->{json}{sections} }],
+    ['crowd/en', 'empty/en', 'footer/de', 'hero/en', 'hero/fr'],
     'every section with changes, in key order';
 $r = req(POST => "$base/publish", $K);
 is_deeply $r->{json}, { sections => [] }, 'nothing left to publish: an empty list (no body)';
