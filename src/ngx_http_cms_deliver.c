@@ -38,7 +38,13 @@
 #define NGX_HTTP_CMS_DELIVER_AAD    "webhook:"
 #define NGX_HTTP_CMS_DELIVER_UA     "ngx_http_cms_module-webhooks/1"
 #define NGX_HTTP_CMS_DELIVER_SECRET 128          /* a secret's text, max */
-#define NGX_HTTP_CMS_DELIVER_BATCH  256          /* outcomes a statement */
+/*
+ * outcomes a statement: each is written in a subtransaction of its own
+ * (cms_webhook_delivery_results(), sql/0030), and a transaction with more
+ * than 64 (PGPROC_MAX_CACHED_SUBXIDS) makes every other session's
+ * snapshot look its xids up in pg_subtrans while it runs
+ */
+#define NGX_HTTP_CMS_DELIVER_BATCH  64
 
 
 /* one delivery in flight; its pool holds it */
