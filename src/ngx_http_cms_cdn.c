@@ -103,7 +103,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_cdn_claim_sql =
         2);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_cdn_sent_sql =
-    ngx_http_cms_pg_stmt(
+    ngx_http_cms_pg_stmt_replan(
         "DELETE FROM cdn_purges WHERE id = ANY ($1::bigint[])", 1);
 
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_cdn_retry_sql =

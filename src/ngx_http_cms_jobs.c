@@ -105,7 +105,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_claim_sql =
  * t/148 runs these two as written here.
  */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_release_sql =
-    ngx_http_cms_pg_stmt(
+    ngx_http_cms_pg_stmt_replan(
         "UPDATE ext_events SET claimed_until = NULL"
         " WHERE id = ANY($1::uuid[])",
         1);
@@ -116,7 +116,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_release_sql =
  * hold up the rest)
  */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_mark_sql =
-    ngx_http_cms_pg_stmt(
+    ngx_http_cms_pg_stmt_replan(
         "WITH relayed AS (UPDATE ext_events SET relayed_at = now()"
         " WHERE id = ANY($1::uuid[]))"
         " UPDATE ext_events SET claimed_until = now() + interval '5 seconds'"
@@ -158,7 +158,7 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_due_sql =
  * relayed.  Each a min() over a partial index: one entry read.
  */
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_jobs_lag_sql =
-    ngx_http_cms_pg_stmt(
+    ngx_http_cms_pg_stmt_replan(
         "SELECT (greatest(0, coalesce(extract(epoch FROM now() - ("
         "SELECT min(next_attempt_at) FROM webhook_deliveries"
         " WHERE status = 'pending')), 0)) * 1000)::bigint,"

@@ -490,7 +490,13 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     slot->c->read->handler = ngx_http_cms_pg_event_handler;
     slot->c->write->handler = ngx_http_cms_pg_event_handler;
 
-    if (slot->prepared[stmt->id]) {
+    if (stmt->replan) {
+        slot->log.action = "running a postgres query";
+        slot->state = NGX_HTTP_CMS_PG_QUERYING;
+        ok = PQsendQueryParams(slot->conn, stmt->sql, stmt->nparams, NULL,
+                               q->values, NULL, NULL, 0);
+
+    } else if (slot->prepared[stmt->id]) {
         slot->log.action = "running a postgres query";
         slot->state = NGX_HTTP_CMS_PG_QUERYING;
         ok = PQsendQueryPrepared(slot->conn, stmt->name, stmt->nparams,

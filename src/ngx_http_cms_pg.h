@@ -44,7 +44,8 @@ struct ngx_http_cms_pg_conf_s {
 
 /*
  * A statement: static in the resource file that runs it, prepared once per
- * connection under a name given at its first use.
+ * connection under a name given at its first use (but for a "replan" one,
+ * below).
  */
 typedef struct {
     const char                 *sql;
@@ -53,15 +54,17 @@ typedef struct {
     char                        name[16];
     ngx_uint_t                  retry;        /* safe to run again */
     ngx_uint_t                  primary;      /* never on a replica */
+    ngx_uint_t                  replan;       /* not kept prepared */
 } ngx_http_cms_pg_stmt_t;
 
-#define ngx_http_cms_pg_stmt(sql, n)  { sql, n, 0, "", 0, 0 }
+#define ngx_http_cms_pg_stmt(s, n)  { .sql = s, .nparams = n }
 
 /*
  * A statement of a GET that must see the primary: a check of the
  * database's own state (its schema, its health) or one that writes.
  */
-#define ngx_http_cms_pg_stmt_primary(sql, n)  { sql, n, 0, "", 0, 1 }
+#define ngx_http_cms_pg_stmt_primary(s, n)                                    \
+    { .sql = s, .nparams = n, .primary = 1 }
 
 /*
  * A statement the pool may run once more when the server refuses it with
@@ -69,7 +72,19 @@ typedef struct {
  * one transaction, rolled back by the refusal, so a second run is safe
  * unless the statement reaches outside the database.
  */
-#define ngx_http_cms_pg_stmt_retry(sql, n)  { sql, n, 0, "", 1, 0 }
+#define ngx_http_cms_pg_stmt_retry(s, n)  { .sql = s, .nparams = n, .retry = 1 }
+
+/*
+ * A background job's statement on a queue (a table empty most of the time,
+ * then a burst of rows): parsed and planned at each run, as an unnamed
+ * statement, never kept prepared.  A plan kept from a moment the queue
+ * was empty on disk reads the whole burst for each batch until the
+ * table's next ANALYZE (a sequential scan costs nothing on an empty
+ * table); planned at each run, the plan sees the table's size then.  The
+ * planning costs a batch, not a request.
+ */
+#define ngx_http_cms_pg_stmt_replan(s, n)                                     \
+    { .sql = s, .nparams = n, .replan = 1 }
 
 
 /*

@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0056_section_save_update_first"
+#define NGX_HTTP_CMS_SCHEMA  "0057_queue_plans_by_index"
 
 
 typedef enum {

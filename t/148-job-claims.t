@@ -17,12 +17,15 @@ use Cms::Fixtures qw(one rows_read);
 # the module's statement $name (src/ngx_http_cms_jobs.c), its C string's pieces joined: the
 # relay's mark and release are statements of the module's own, tested as written there
 sub module_sql {
-    my ($name) = @_;
-    open my $fh, '<', "$ENV{TEST_CMS_ROOT}/src/ngx_http_cms_jobs.c" or die "jobs.c: $!";
+    my ($name, $file) = @_;
+    $file //= 'ngx_http_cms_jobs.c';
+    open my $fh, '<', "$ENV{TEST_CMS_ROOT}/src/$file" or die "$file: $!";
     my $c = do { local $/; <$fh> };
-    $c =~ /\Q$name\E =\s*ngx_http_cms_pg_stmt\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+),/s
-        or die "no statement $name in src/ngx_http_cms_jobs.c";
-    return join '', $1 =~ /"((?:[^"\\]|\\.)*)"/g;
+    $c =~ /\Q$name\E =\s*(ngx_http_cms_pg_stmt\w*)\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+),/s
+        or die "no statement $name in src/$file";
+    my $how = $1;
+    my $sql = join '', $2 =~ /"((?:[^"\\]|\\.)*)"/g;
+    return wantarray ? ($sql, $how) : $sql;
 }
 
 # what the module's statement $name read of $table, prepared ($types) and run once ($args)
@@ -213,5 +216,61 @@ cmp_ok $read->{media_assets}, '<', 100,
    "uploads: releasing a finalization claim reads $read->{media_assets} rows, not the 10,000 pending";
 is one("SELECT finalizing_until IS NULL FROM media_assets WHERE id = '$upload'"), 't',
    '... and releases it';
+
+# ---- a burst into queues counted empty (sql/0057): the claims planned while their queue was
+# empty on disk (after a VACUUM of the empty table: a fresh install, a quiet hour), the plans
+# kept while 10,000 rows come, as a connection keeps them until the next ANALYZE: a claim
+# of 16 (and a batch's outcomes) read their rows, not the queue, nor sort it
+my @queues = qw(webhook_deliveries ext_events cdn_purges object_removals);
+psql("DELETE FROM webhook_delivery_attempts; DELETE FROM media_assets WHERE storage_key LIKE 'claims/%';
+      DELETE FROM " . join('; DELETE FROM ', @queues));
+psql("VACUUM ANALYZE $_") for @queues;
+# (a DO block: its statements print nothing among rows_read's results)
+my $jobs = 'DO $$ BEGIN
+    PERFORM cms_webhook_delivery_results(
+        (SELECT coalesce(jsonb_agg(jsonb_build_object(\'id\', c.id, \'attempt\', c.attempt,
+                                                      \'code\', 204, \'ms\', 3)), \'[]\')
+           FROM cms_webhook_deliveries_claim(16, interval \'1 minute\') c), 1);
+    PERFORM count(*) FROM cms_ext_events_claim(16, interval \'1 minute\');
+    PERFORM count(*) FROM cms_cdn_purges_claim(16, interval \'1 minute\');
+    PERFORM count(*) FROM cms_object_removals_claim(16, interval \'1 minute\');
+    END $$';
+my $due = "now() - interval '1 hour' + g * interval '1 ms'";
+# one psql script (a session's plans end with each, DISCARD ALL): the first run plans on
+# the empty queues and reads nothing, then the burst, then the second run
+my $ids = sub { "'{" . join(',', map { sprintf '00000000-0000-4000-8000-%012d', $_ } @_) . "}'" };
+($read) = rows_read(\@queues,
+    "$jobs;
+     INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_type, payload,
+                                     status, next_attempt_at)
+     SELECT '$on', '$ws', gen_random_uuid(), 'article.published', '{}', 'pending', $due
+       FROM generate_series(1, 10000) g;
+     INSERT INTO ext_events (id, facility_id, livemode, type, data, created_at)
+     SELECT ('00000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, '$fac', true, 'billing.payment_completed', '{}', $due
+       FROM generate_series(1, 10000) g;
+     INSERT INTO cdn_purges (keys, next_at) SELECT 'burst:' || g, $due FROM generate_series(1, 10000) g;
+     INSERT INTO object_removals (storage_key, next_at)
+     SELECT 'burst/' || g, $due FROM generate_series(1, 10000) g;
+     $jobs");
+for my $q (@queues) {
+    cmp_ok $read->{$q}, '<', 100, "planned on an empty queue, then 10,000 due: $q: "
+                                  . "a claim of 16 reads $read->{$q} rows";
+}
+is one("SELECT count(*) FROM webhook_delivery_attempts WHERE status_code = 204"), 16,
+   '... and the 16 deliveries\' outcomes recorded';
+# the module's own statements on the queues are planned at each run (unnamed, never kept
+# prepared: ngx_http_cms_pg_stmt_replan), so on the burst: run prepared after it
+for my $s (['ext_events', 'ngx_http_cms_jobs_mark_sql', 'uuid[], uuid[]',
+            $ids->(1 .. 8) . ', ' . $ids->(9 .. 16)],
+           ['ext_events', 'ngx_http_cms_jobs_release_sql', 'uuid[]', $ids->(9 .. 16)],
+           ['cdn_purges', 'ngx_http_cms_cdn_sent_sql', 'bigint[]',
+            "'" . one("SELECT array_agg(id)::text FROM (SELECT id FROM cdn_purges LIMIT 16) p") . "'",
+            'ngx_http_cms_cdn.c']) {
+    my ($table, $name, $types, $args, $file) = @$s;
+    my ($sql, $how) = module_sql($name, $file);
+    is $how, 'ngx_http_cms_pg_stmt_replan', "$name: planned at each run";
+    ($read) = rows_read([$table], "PREPARE cms_stmt ($types) AS $sql; EXECUTE cms_stmt ($args)");
+    cmp_ok $read->{$table}, '<', 100, "... and on the burst it reads $read->{$table} rows of $table";
+}
 
 done_testing();
