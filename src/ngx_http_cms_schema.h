@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0057_queue_plans_by_index"
+#define NGX_HTTP_CMS_SCHEMA  "0057_queue_plans"
 
 
 typedef enum {
