@@ -16,7 +16,7 @@
 #include "ngx_http_cms_module.h"
 
 
-#define NGX_HTTP_CMS_REDIS_MAX_PIPELINE  16
+#define NGX_HTTP_CMS_REDIS_MAX_PIPELINE  64
 
 
 struct ngx_http_cms_redis_conf_s {
