@@ -28,11 +28,11 @@ sub module_sql {
     return wantarray ? ($sql, $how) : $sql;
 }
 
-# what the module's statement $name read of $table, prepared ($types) and run once ($args)
-# on the generic plans
+# what the module's statement $name (of src/$file) read of $table, prepared ($types) and
+# run once ($args) on the generic plans
 sub module_reads {
-    my ($table, $name, $types, $args) = @_;
-    my ($read) = rows_read([$table], "PREPARE cms_stmt ($types) AS " . module_sql($name)
+    my ($table, $name, $types, $args, $file) = @_;
+    my ($read) = rows_read([$table], "PREPARE cms_stmt ($types) AS " . module_sql($name, $file)
                                      . "; EXECUTE cms_stmt ($args)");
     return $read->{$table};
 }
@@ -267,10 +267,9 @@ for my $s (['ext_events', 'ngx_http_cms_jobs_mark_sql', 'uuid[], uuid[]',
             "'" . one("SELECT array_agg(id)::text FROM (SELECT id FROM cdn_purges LIMIT 16) p") . "'",
             'ngx_http_cms_cdn.c']) {
     my ($table, $name, $types, $args, $file) = @$s;
-    my ($sql, $how) = module_sql($name, $file);
-    is $how, 'ngx_http_cms_pg_stmt_replan', "$name: planned at each run";
-    ($read) = rows_read([$table], "PREPARE cms_stmt ($types) AS $sql; EXECUTE cms_stmt ($args)");
-    cmp_ok $read->{$table}, '<', 100, "... and on the burst it reads $read->{$table} rows of $table";
+    is +(module_sql($name, $file))[1], 'ngx_http_cms_pg_stmt_replan', "$name: planned at each run";
+    $read = module_reads($table, $name, $types, $args, $file);
+    cmp_ok $read, '<', 100, "... and on the burst it reads $read rows of $table";
 }
 
 done_testing();
