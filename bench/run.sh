@@ -34,7 +34,8 @@
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
 # BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
-# the health row and the extension rows: invoice read, fail, record; search: the search
+# the health row and the extension rows: invoice read, fail, record, and record again
+# with PostgreSQL on a core of its own, BENCH_SPLIT [1], 0 leaves it out; search: the search
 # rows, BENCH_SEARCH [100000] articles; images: the image rows, BENCH_IMAGE_RUNS [25];
 # gzip: the compression figures; idle: BENCH_IDLE [10000] idle keep-alive connections;
 # articles: the article read and page rows; families: bench/families.sh's rows),
@@ -197,7 +198,7 @@ run_wrk() {
     echo
     echo "== $name: wrk -t2 -c$conns -d${secs}s $url$path"
     # options before the URL; ${wrk_tail[@]} (script arguments) after it
-    out=$(timeout $((secs + 30)) wrk -t2 -c"$conns" -d"${secs}s" --latency "$@" "$url$path" \
+    out=$(timeout $((secs + 30)) ${bench_pin[@]+"${bench_pin[@]}"} wrk -t2 -c"$conns" -d"${secs}s" --latency "$@" "$url$path" \
               ${wrk_tail[@]+"${wrk_tail[@]}"})
     echo "$out" | sed -n '/Latency/p;/50%/p;/99%/p;/requests in/p;/Non-2xx/p;/Socket errors/p;/Requests\/sec/p'
     rate=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
@@ -214,7 +215,7 @@ run_pgbench() {
     local name=$1 file=$2 out
     echo
     echo "== $name: pgbench -n -c$conns -j2 -T$secs -M prepared"
-    out=$(timeout $((secs + 30)) pgbench -n -c"$conns" -j2 -T"$secs" -M prepared \
+    out=$(timeout $((secs + 30)) ${bench_pin[@]+"${bench_pin[@]}"} pgbench -n -c"$conns" -j2 -T"$secs" -M prepared \
               -f "$file" -h 127.0.0.1 -p "$pg" -U postgres bench 2>&1)
     echo "$out" | grep -E 'latency average|^tps' || true
     tps=$(awk '/^tps = / {print $3; exit}' <<<"$out")
@@ -455,27 +456,31 @@ local function seed() math.randomseed(os.time() * 100 + tid) end'
 # leaves the medians in $a and $tps (one 10-second run of either swings by a fifth here,
 # and a row's ratio is a goal of issue 35).
 ext_pair() {
-    local name=$1 path=$2 ref=$3 sql=$4 script=$5 i runs=() tpss=()
+    local name=$1 path=$2 ref=$3 sql=$4 script=$5 i runs=() tpss=() us=() usp=() ur=() up=()
     shift 5
     bench_hold "$sql" "$script $*"
+    relay_drained "the row"
     for ((i = 0; i < 3; i++)); do
-        relay_drained "the route's run"
         wrk_tail=(-- "$@" "$i")
         cpu_begin
         run_wrk "$name" "$path" -s "$script"
         cpu_end "the route's run"
-        runs+=("$rate")
+        runs+=("$rate") us+=("$(pg_us "$rate")")
         wrk_tail=()
         relay_drained "pgbench's run"
+        ur+=("$(until_relayed "$rate" "$drained")")
         cpu_begin
         run_pgbench "$ref" "$sql"
         cpu_end "pgbench's run"
-        tpss+=("$tps")
+        tpss+=("$tps") usp+=("$(pg_us "$tps")")
+        relay_drained "the next run"
+        up+=("$(until_relayed "$tps" "$drained")")
     done
-    relay_drained "the next row"
     a=$(median "${runs[@]}")
     tps=$(median "${tpss[@]}")
-    echo "medians of 3: route $a/s, reference $tps tps"
+    echo "medians of 3: route $a/s, reference $tps tps;" \
+         "PostgreSQL's time a request: route $(median "${us[@]}") us, reference $(median "${usp[@]}") us;" \
+         "until their events were relayed: route $(median "${ur[@]}")/s, reference $(median "${up[@]}")/s"
 }
 
 # Before each run of an extension row, the relay's backlog is waited for (at most 120 s):
@@ -484,21 +489,30 @@ ext_pair() {
 # otherwise be relayed during the route's next run, on the route's cores. So each run starts
 # with nothing waiting: the route's runs relay their own events as they come (the product's
 # cost of a payment); what pgbench's runs leave is drained, and said, before the route's.
+# How long that took is left in $drained (seconds): the run before it ends when its last
+# event is relayed (until_relayed).
 relay_drained() {
-    local t0=$SECONDS n first=
+    local t0 n first=
+    t0=$(date +%s.%N)
     while :; do
         n=$(psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
                 -c "SELECT count(*) FROM ext_events WHERE relayed_at IS NULL")
         first=${first:-$n}
+        drained=$(awk -v t0="$t0" -v t1="$(date +%s.%N)" 'BEGIN {printf "%.2f", t1 - t0}')
         [ "$n" = 0 ] && break
-        if [ $((SECONDS - t0)) -ge 120 ]; then
+        if awk -v d="$drained" 'BEGIN {exit !(d >= 120)}'; then
             echo "bench: $n extension events still not relayed after 120 s" >&2
             break
         fi
-        sleep 0.2
+        sleep 0.05
     done
-    [ "$first" = 0 ] || echo "== relay: $first events waiting before $1, relayed in $((SECONDS - t0)) s"
+    [ "$first" = 0 ] && drained=0 \
+        || echo "== relay: $first events waiting before $1, relayed in $drained s"
 }
+# A run's rate until its last event was relayed: its requests over its seconds and the
+# relay's drain after it (the relay moves every payment's event; what a run leaves, the
+# next waits for)
+until_relayed() { awk -v r="$1" -v s="$secs" -v d="$2" 'BEGIN {printf "%.0f", r * s / (s + d)}'; }
 
 # What each side used of the cores during a run of an extension row, in % of one core:
 # the module's nginx worker, PostgreSQL (its processes, and what its ended ones used, as
@@ -513,7 +527,12 @@ cpu_ticks() {
     echo "$t"
 }
 cpu_groups() {
-    local pm f
+    local pm f i
+    # pgbench's sessions end with their run: counted once the postmaster has reaped them
+    for ((i = 0; i < 100; i++)); do
+        ps -u postgres -o stat= | grep -q '^Z' || break
+        sleep 0.02
+    done
     cpu_ticks $(pgrep -P "$(cat "$prefix/logs/nginx.pid")")
     pm=$(head -1 "$TEST_CMS_VAR/pg/data/postmaster.pid")
     read -r -a f <"/proc/$pm/stat"
@@ -523,13 +542,99 @@ cpu_groups() {
 }
 cpu_begin() { cpu_t0=$(date +%s.%N); mapfile -t cpu_c0 < <(cpu_groups); }
 cpu_end() {
-    local c1
+    local c1 out
     mapfile -t c1 < <(cpu_groups)
-    awk -v t0="$cpu_t0" -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" -v what="$1" \
+    mapfile -t out < <(awk -v t0="$cpu_t0" -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" -v what="$1" \
         -v a="${cpu_c0[*]}" -v b="${c1[*]}" '
         BEGIN { split(a, x); split(b, y); d = (t1 - t0) * hz / 100
                 printf "== cpu during %s: nginx worker %d %%, postgres %d %%, redis %d %%, all %d %%\n",
-                       what, (y[1] - x[1]) / d, (y[2] - x[2]) / d, (y[3] - x[3]) / d, (y[4] - x[4]) / d }'
+                       what, (y[1] - x[1]) / d, (y[2] - x[2]) / d, (y[3] - x[3]) / d, (y[4] - x[4]) / d
+                printf "%.1f\n", (y[2] - x[2]) / d }')
+    echo "${out[0]}"
+    cpu_pg=${out[1]}
+}
+# PostgreSQL's time for one request of the last run, in microseconds: its share of a core
+# (cpu_end) over the run's rate
+pg_us() { awk -v c="$cpu_pg" -v r="$1" 'BEGIN {printf "%.0f", c * 10000 / r}'; }
+
+# BENCH_SPLIT (on where there are two cores or more; 0 turns it off): the record row once
+# more with PostgreSQL on a core of its own and everything else (nginx, Redis, wrk,
+# pgbench) on the others, the layout of a fleet whose database has its host.  On shared
+# cores the route's HTTP side (nginx, Redis, wrk: about half a core at 2,300 payments a
+# second) takes its share from PostgreSQL, where pgbench's client takes a tenth; split,
+# each side's rate is what PostgreSQL serves on its core.  split_cores on|off moves the
+# running processes; PostgreSQL's new sessions inherit the postmaster's core.
+split_cores() {
+    local last=$(($(nproc) - 1)) db rest p
+    if [ "$1" = on ]; then db=0 rest=1-$last bench_pin=(taskset -c "$rest")
+    else db=0-$last rest=0-$last bench_pin=()
+    fi
+    for p in $(pgrep -u postgres); do taskset -a -p -c "$db" "$p" >/dev/null 2>&1 || true; done
+    for p in $(cat "$prefix/logs/nginx.pid") $(pgrep -P "$(cat "$prefix/logs/nginx.pid")") \
+             $(cat "$TEST_CMS_VAR/redis.pid" 2>/dev/null); do
+        taskset -a -p -c "$rest" "$p" >/dev/null 2>&1 || true
+    done
+}
+
+# The module's pool at $1 connections: the configuration's max= changed and reloaded; the
+# old worker leaves once its connections are closed (waited for, at most 30 s)
+bench_pool() {
+    local old t0=$SECONDS
+    old=$(pgrep -P "$(cat "$prefix/logs/nginx.pid")")
+    sed -i "/cms_postgres /s/ max=[0-9]*/ max=$1/" "$prefix/conf/nginx.conf"
+    /usr/sbin/nginx -p "$prefix/" -c "$prefix/conf/nginx.conf" -s reload
+    while kill -0 $old 2>/dev/null || [ -z "$(pgrep -P "$(cat "$prefix/logs/nginx.pid")")" ]; do
+        [ $((SECONDS - t0)) -lt 30 ] || { echo "bench: nginx's old worker still runs" >&2; exit 1; }
+        sleep 0.1
+    done
+    echo "== the module's pool: max=$1"
+}
+
+# An extension row's three runs a side with the cores split (split_cores), on a settled
+# database (autovacuum's passes over the rows' payments would otherwise land on the
+# database's one core in the middle of a run) and with the pool at the product's default
+# (max=16: on its own core PostgreSQL waits for the route's connections, which wait for
+# nginx's core between statements): the route (its wrk script's runs from $4 on), then
+# pgbench at 4, 16 and $conns sessions, the fastest its reference; leaves the medians in
+# $a and $tps
+split_pair() {
+    local path=$1 sql=$2 script=$3 first=$4 i c runs=() tpss=() us=() usp=() ur=() up=()
+    local best best_us best_ur
+    settle_db "the split runs"
+    split_cores on
+    bench_pool 16
+    relay_drained "the split runs"
+    for ((i = 0; i < 3; i++)); do
+        wrk_tail=(-- "$((first + i))")
+        cpu_begin
+        run_wrk "the route, PostgreSQL on a core of its own" "$path" -s "$script"
+        cpu_end "the route's run"
+        wrk_tail=()
+        runs+=("$rate") us+=("$(pg_us "$rate")")
+        relay_drained "pgbench's run"
+        ur+=("$(until_relayed "$rate" "$drained")")
+        best=0 best_us=0 best_ur=0
+        for c in 4 16 "$conns"; do
+            cpu_begin
+            conns=$c run_pgbench "the reference at $c sessions, PostgreSQL on a core of its own" "$sql"
+            cpu_end "pgbench's run"
+            if awk -v a="$tps" -v b="$best" 'BEGIN {exit !(a > b)}'; then
+                best=$tps best_us=$(pg_us "$tps")
+            fi
+            relay_drained "the next run"
+            if awk -v a="$(until_relayed "$tps" "$drained")" -v b="$best_ur" 'BEGIN {exit !(a > b)}'; then
+                best_ur=$(until_relayed "$tps" "$drained")
+            fi
+        done
+        tpss+=("$best") usp+=("$best_us") up+=("$best_ur")
+    done
+    bench_pool "$pg_max"
+    split_cores off
+    a=$(median "${runs[@]}")
+    tps=$(median "${tpss[@]}")
+    echo "PostgreSQL on a core of its own, medians of 3: route $a/s, reference $tps tps;" \
+         "PostgreSQL's time a request: route $(median "${us[@]}") us, reference $(median "${usp[@]}") us;" \
+         "until their events were relayed: route $(median "${ur[@]}")/s, reference $(median "${up[@]}")/s"
 }
 
 # The extension surface (BENCH_ONLY=ext: these rows alone, after the health row)
@@ -546,7 +651,7 @@ awk -F'\t' -v e="$ext" -v f="$fac" '{ printf "%s\t%s\tt\t{ext:billing:read,ext:b
     | psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "\\copy extension_keys (extension_id, facility_id, livemode, privileges, key_prefix, secret_hash) FROM STDIN"
 cut -f1 "$prefix/extkeys.tsv" >"$prefix/extkeys.txt"
 ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
-# The facility's history, before its first request: the 600,000 pending invoices the
+# The facility's history, before its first request: the 1,200,000 pending invoices the
 # record row pays (below), and 20,000 earlier failed attempts on the one invoice of the
 # read and fail rows.  A whole run's VACUUM ANALYZE (settle_db) comes while the
 # facility's tables are still empty; the module's connections plan a statement at its
@@ -555,13 +660,13 @@ ehash=$(head -1 "$prefix/extkeys.tsv" | cut -f2)
 # until autovacuum's next ANALYZE (the whole-run fail rows of 0.15.3-0.15.4: 815 and 182
 # a second against pgbench's 2,000, whose sessions plan anew each run: the payment's
 # Idempotency-Key lookup, then the invoice's).  A running facility has that history.
-# The record row pays invoices md5('inv' || n): the route n <= 300,000, pgbench the
-# others, from n = 300001 on, through the same statement.
+# The record row pays invoices md5('inv' || n): the route n <= 600,000, pgbench the
+# others, from n = 600001 on, through the same statement.
 psql -X -q -h 127.0.0.1 -p "$pg" -U postgres bench -c "
     INSERT INTO invoices (id, facility_id, livemode, patient_id, amount, currency)
     SELECT md5('inv' || n)::uuid, '$fac', true, 'p' || n, 1000, 'XOF'
-      FROM generate_series(1, 600000) n;
-    CREATE SEQUENCE bench_inv START 300001;
+      FROM generate_series(1, 1200000) n;
+    CREATE SEQUENCE bench_inv START 600001;
     INSERT INTO payments (invoice_id, facility_id, livemode, kind, reason, idempotency_key,
                           fingerprint, response_status, response_body, created_at)
     SELECT '$inv', '$fac', true, 'failed', 'insufficient_funds', 'seed:' || g, 'fp', 200, '{}',
@@ -630,7 +735,7 @@ ref_of "POST .../payments/{id}/fail" "the same two statements" "$prefix/fail.sql
 # of whichever row it met, the route's first.
 settle_db "the record row"
 psql -X -At -h 127.0.0.1 -p "$pg" -U postgres bench \
-    -c "SELECT md5('inv' || n)::uuid FROM generate_series(1, 300000) n" >"$prefix/invoices.txt"
+    -c "SELECT md5('inv' || n)::uuid FROM generate_series(1, 600000) n" >"$prefix/invoices.txt"
 cat >"$prefix/record.lua" <<LUA
 local keys, inv, i, j = {}, {}, 0, 0
 for line in io.lines("$prefix/extkeys.txt") do keys[#keys + 1] = line end
@@ -643,8 +748,9 @@ end
 function init(args)
     math.randomseed(os.time() * 100 + tid)
     i = math.random(#keys)
-    -- each thread its own 150,000 invoices, each run (the script's argument) its own 40,000
-    j = (tid - 1) * 150000 + tonumber(args[1] or 0) * 40000
+    -- each thread its own 300,000 invoices, each of the six runs (the script's
+    -- argument: three on shared cores, three split) its own 50,000
+    j = (tid - 1) * 300000 + tonumber(args[1] or 0) * 50000
 end
 request = function()
     i = i % #keys + 1
@@ -661,7 +767,7 @@ cat >"$prefix/record.sql" <<SQL
 $extauth
 SELECT status, body, replayed FROM cms_payment_apply('completed', '$fac', true, md5('inv' || nextval('bench_inv'))::uuid, 'bench:' || :k || ':' || clock_timestamp(), 'fp', 'bench', 1000, 'cash', NULL, interval '24 hours');
 SQL
-snapshot "/v1/ext/billing/payments/$(sed -n 299999p "$prefix/invoices.txt")/record" record.json -X POST \
+snapshot "/v1/ext/billing/payments/$(sed -n 599999p "$prefix/invoices.txt")/record" record.json -X POST \
     -H 'Content-Type: application/json' -H "Idempotency-Key: bench-record" \
     -d '{"reference":"bench","amount":1000,"method":"cash"}' \
     -H "Authorization: Bearer $(sed -n 3p "$prefix/extkeys.txt")"
@@ -671,6 +777,13 @@ run_wrk "static file of the same size" /static/record.json
 b=$rate
 row "POST .../payments/{id}/record" "$a" "$b" "$tps"
 ref_of "POST .../payments/{id}/record" "the same two statements" "$prefix/record.sql"
+
+if [ "${BENCH_SPLIT:-1}" != 0 ] && [ "$(nproc)" -ge 2 ]; then
+    split_pair "/v1/ext/billing/payments/x/record" "$prefix/record.sql" "$prefix/record.lua" 3
+    row3 "record, PostgreSQL on its own core" "$a" - "$tps"
+    ref_of "record, PostgreSQL on its own core" \
+        "the same two statements, the fastest of 4, 16 and $conns sessions" "$prefix/record.sql"
+fi
 }
 
 if [ "${BENCH_ONLY:-}" != webhooks ] && [ "${BENCH_ONLY:-}" != metrics ]; then
