@@ -456,31 +456,48 @@ local function seed() math.randomseed(os.time() * 100 + tid) end'
 # leaves the medians in $a and $tps (one 10-second run of either swings by a fifth here,
 # and a row's ratio is a goal of issue 35).
 ext_pair() {
-    local name=$1 path=$2 ref=$3 sql=$4 script=$5 i runs=() tpss=() us=() usp=() ur=() up=()
+    local name=$1 path=$2 ref=$3 sql=$4 script=$5
     shift 5
     bench_hold "$sql" "$script $*"
+    pair_runs "$name" "$path" "$ref" "$sql" "$script" 0 "$conns" "$@"
+    echo "medians of 3: $pair_line"
+}
+
+# The three runs a side of ext_pair and split_pair: the route (its wrk script's runs from
+# $6 on, after the script's arguments), then pgbench at each of the session counts $7, the
+# fastest its reference; each run's PostgreSQL time a request and its rate until its
+# events were relayed; leaves the medians in $a, $tps and $pair_line
+pair_runs() {
+    local name=$1 path=$2 ref=$3 sql=$4 script=$5 first=$6 sessions=$7 i c
+    local runs=() tpss=() us=() usp=() ur=() up=() best best_us best_ur
+    shift 7
     relay_drained "the row"
     for ((i = 0; i < 3; i++)); do
-        wrk_tail=(-- "$@" "$i")
+        wrk_tail=(-- "$@" "$((first + i))")
         cpu_begin
         run_wrk "$name" "$path" -s "$script"
         cpu_end "the route's run"
-        runs+=("$rate") us+=("$(pg_us "$rate")")
         wrk_tail=()
+        runs+=("$rate") us+=("$(pg_us "$rate")")
         relay_drained "pgbench's run"
         ur+=("$(until_relayed "$rate" "$drained")")
-        cpu_begin
-        run_pgbench "$ref" "$sql"
-        cpu_end "pgbench's run"
-        tpss+=("$tps") usp+=("$(pg_us "$tps")")
-        relay_drained "the next run"
-        up+=("$(until_relayed "$tps" "$drained")")
+        best=0 best_us=0 best_ur=0
+        for c in $sessions; do
+            cpu_begin
+            conns=$c run_pgbench "$ref ($c sessions)" "$sql"
+            cpu_end "pgbench's run"
+            relay_drained "the next run"
+            if awk -v a="$tps" -v b="$best" 'BEGIN {exit !(a > b)}'; then
+                best=$tps best_us=$(pg_us "$tps") best_ur=$(until_relayed "$tps" "$drained")
+            fi
+        done
+        tpss+=("$best") usp+=("$best_us") up+=("$best_ur")
     done
     a=$(median "${runs[@]}")
     tps=$(median "${tpss[@]}")
-    echo "medians of 3: route $a/s, reference $tps tps;" \
-         "PostgreSQL's time a request: route $(median "${us[@]}") us, reference $(median "${usp[@]}") us;" \
-         "until their events were relayed: route $(median "${ur[@]}")/s, reference $(median "${up[@]}")/s"
+    pair_line="route $a/s, reference $tps tps;"
+    pair_line+=" PostgreSQL's time a request: route $(median "${us[@]}") us, reference $(median "${usp[@]}") us;"
+    pair_line+=" until their events were relayed: route $(median "${ur[@]}")/s, reference $(median "${up[@]}")/s"
 }
 
 # Before each run of an extension row, the relay's backlog is waited for (at most 120 s):
@@ -598,43 +615,15 @@ bench_pool() {
 # pgbench at 4, 16 and $conns sessions, the fastest its reference; leaves the medians in
 # $a and $tps
 split_pair() {
-    local path=$1 sql=$2 script=$3 first=$4 i c runs=() tpss=() us=() usp=() ur=() up=()
-    local best best_us best_ur
+    local path=$1 sql=$2 script=$3 first=$4
     settle_db "the split runs"
     split_cores on
     bench_pool 16
-    relay_drained "the split runs"
-    for ((i = 0; i < 3; i++)); do
-        wrk_tail=(-- "$((first + i))")
-        cpu_begin
-        run_wrk "the route, PostgreSQL on a core of its own" "$path" -s "$script"
-        cpu_end "the route's run"
-        wrk_tail=()
-        runs+=("$rate") us+=("$(pg_us "$rate")")
-        relay_drained "pgbench's run"
-        ur+=("$(until_relayed "$rate" "$drained")")
-        best=0 best_us=0 best_ur=0
-        for c in 4 16 "$conns"; do
-            cpu_begin
-            conns=$c run_pgbench "the reference at $c sessions, PostgreSQL on a core of its own" "$sql"
-            cpu_end "pgbench's run"
-            if awk -v a="$tps" -v b="$best" 'BEGIN {exit !(a > b)}'; then
-                best=$tps best_us=$(pg_us "$tps")
-            fi
-            relay_drained "the next run"
-            if awk -v a="$(until_relayed "$tps" "$drained")" -v b="$best_ur" 'BEGIN {exit !(a > b)}'; then
-                best_ur=$(until_relayed "$tps" "$drained")
-            fi
-        done
-        tpss+=("$best") usp+=("$best_us") up+=("$best_ur")
-    done
+    pair_runs "the route, PostgreSQL on a core of its own" "$path" \
+        "the reference, PostgreSQL on a core of its own" "$sql" "$script" "$first" "4 16 $conns"
     bench_pool "$pg_max"
     split_cores off
-    a=$(median "${runs[@]}")
-    tps=$(median "${tpss[@]}")
-    echo "PostgreSQL on a core of its own, medians of 3: route $a/s, reference $tps tps;" \
-         "PostgreSQL's time a request: route $(median "${us[@]}") us, reference $(median "${usp[@]}") us;" \
-         "until their events were relayed: route $(median "${ur[@]}")/s, reference $(median "${up[@]}")/s"
+    echo "PostgreSQL on a core of its own, medians of 3: $pair_line"
 }
 
 # The extension surface (BENCH_ONLY=ext: these rows alone, after the health row)
