@@ -490,17 +490,16 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     slot->c->read->handler = ngx_http_cms_pg_event_handler;
     slot->c->write->handler = ngx_http_cms_pg_event_handler;
 
-    if (stmt->replan) {
+    if (stmt->replan || slot->prepared[stmt->id]) {
         slot->log.action = "running a postgres query";
         slot->state = NGX_HTTP_CMS_PG_QUERYING;
-        ok = PQsendQueryParams(slot->conn, stmt->sql, stmt->nparams, NULL,
-                               q->values, NULL, NULL, 0);
 
-    } else if (slot->prepared[stmt->id]) {
-        slot->log.action = "running a postgres query";
-        slot->state = NGX_HTTP_CMS_PG_QUERYING;
-        ok = PQsendQueryPrepared(slot->conn, stmt->name, stmt->nparams,
-                                 q->values, NULL, NULL, 0);
+        /* a replanned statement is planned for its values at each call */
+        ok = stmt->replan
+             ? PQsendQueryParams(slot->conn, stmt->sql, stmt->nparams, NULL,
+                                 q->values, NULL, NULL, 0)
+             : PQsendQueryPrepared(slot->conn, stmt->name, stmt->nparams,
+                                   q->values, NULL, NULL, 0);
 
     } else {
         slot->log.action = "preparing a postgres statement";

@@ -22,7 +22,7 @@
 
 
 /* the newest migration in sql/ (t/005 checks it is) */
-#define NGX_HTTP_CMS_SCHEMA  "0057_queue_plans"
+#define NGX_HTTP_CMS_SCHEMA  "0058_delivery_results_batch"
 
 
 typedef enum {

@@ -182,6 +182,21 @@ is one("SELECT status || ' ' || (locked_until IS NULL) FROM webhook_deliveries W
    'delivered true', '... and records it: delivered, its lease ended';
 is one("SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id = '$sent' AND status_code = 204"),
    1, '... with its attempt';
+# a batch is written in one subtransaction (sql/0058); when an outcome of it cannot be written
+# (duration_ms is NOT NULL) the batch is written again an outcome at a time: that one drops
+# itself alone, its delivery left to its lease
+my @three = map { $_->[0] } @{ psql("SELECT id FROM webhook_deliveries WHERE status = 'pending'
+                                       AND id <> '$sent' ORDER BY id LIMIT 3") };
+my $batch = join ', ', map { my $ms = $_ == 1 ? 'null' : 5;
+                             qq({"id": "$three[$_]", "attempt": 1, "code": 204, "ms": $ms, "error": null}) } 0 .. 2;
+is one("SELECT cms_webhook_delivery_results('[$batch]', 1)"), 2,
+   'outcomes: a batch of three whose second cannot be written records two';
+is_deeply [map { $_->[0] } @{ psql("SELECT status || ' ' || (locked_until IS NULL) FROM webhook_deliveries
+                                     WHERE id IN ('" . join("','", @three) . "') ORDER BY id") }],
+          ['delivered true', 'pending false', 'delivered true'],
+          '... the first and third delivered, the second still pending under its lease';
+is one("SELECT count(*) FROM webhook_delivery_attempts WHERE delivery_id IN ('"
+       . join("','", @three) . "')"), 2, '... and two attempts written, none for the second';
 
 (undef, $rows) = claim('ext_events', "cms_ext_events_claim(16, interval '1 minute')", 'id');
 my ($relayed, $refused) = map { "ARRAY['" . join("','", @$_) . "']::uuid[]" }
@@ -235,7 +250,7 @@ my $jobs = 'DO $$ BEGIN
     PERFORM count(*) FROM cms_cdn_purges_claim(16, interval \'1 minute\');
     PERFORM count(*) FROM cms_object_removals_claim(16, interval \'1 minute\');
     END $$';
-my $due = "now() - interval '1 hour' + g * interval '1 ms'";
+my $due_at = "now() - interval '1 hour' + g * interval '1 ms'";
 # one psql script (a session's plans end with each, DISCARD ALL): the first run plans on
 # the empty queues and reads nothing, then the burst, then the second run
 my $ids = sub { "'{" . join(',', map { sprintf '00000000-0000-4000-8000-%012d', $_ } @_) . "}'" };
@@ -243,14 +258,14 @@ my $ids = sub { "'{" . join(',', map { sprintf '00000000-0000-4000-8000-%012d', 
     "$jobs;
      INSERT INTO webhook_deliveries (webhook_id, workspace_id, event_id, event_type, payload,
                                      status, next_attempt_at)
-     SELECT '$on', '$ws', gen_random_uuid(), 'article.published', '{}', 'pending', $due
+     SELECT '$on', '$ws', gen_random_uuid(), 'article.published', '{}', 'pending', $due_at
        FROM generate_series(1, 10000) g;
      INSERT INTO ext_events (id, facility_id, livemode, type, data, created_at)
-     SELECT ('00000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, '$fac', true, 'billing.payment_completed', '{}', $due
+     SELECT ('00000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, '$fac', true, 'billing.payment_completed', '{}', $due_at
        FROM generate_series(1, 10000) g;
-     INSERT INTO cdn_purges (keys, next_at) SELECT 'burst:' || g, $due FROM generate_series(1, 10000) g;
+     INSERT INTO cdn_purges (keys, next_at) SELECT 'burst:' || g, $due_at FROM generate_series(1, 10000) g;
      INSERT INTO object_removals (storage_key, next_at)
-     SELECT 'burst/' || g, $due FROM generate_series(1, 10000) g;
+     SELECT 'burst/' || g, $due_at FROM generate_series(1, 10000) g;
      $jobs");
 for my $q (@queues) {
     cmp_ok $read->{$q}, '<', 100, "planned on an empty queue, then 10,000 due: $q: "

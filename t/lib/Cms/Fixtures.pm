@@ -707,7 +707,7 @@ sub lock_invoice_row {
         # a psql of its own: the harness's ends each script with DISCARD ALL, which a
         # transaction left open refuses (its rows not in the test's output)
         open STDOUT, '>', '/dev/null' or POSIX::_exit(1);
-        open my $ps, '|-', Cms::Test::_psql_cmd(Cms::Test::db_name()) or POSIX::_exit(1);
+        open my $ps, '|-', Cms::Test::psql_cmd(Cms::Test::db_name()) or POSIX::_exit(1);
         $ps->autoflush(1);
         print $ps "BEGIN;\nSELECT 1 /* cms-hold $id */ FROM invoices WHERE id = '$id' FOR UPDATE;\n";
         IO::Select->new($r)->can_read(120);         # the parent closes its end to release

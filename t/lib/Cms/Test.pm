@@ -190,6 +190,12 @@ C<error_log_lines($offset)>).
 
 Lines matching it are not held against the file at the end.
 
+=item psql_cmd($db)
+
+The harness's psql command for database C<$db> (not exported): for a session of a
+test's own, one that holds a lock across statements, say (Cms::Fixtures'
+C<lock_invoice_row()>).
+
 =item port() prefix() db_name() free_port() json_subset($expected, $got) wait_until($secs, $code)
 
 C<json_subset> returns undef when C<$got> contains C<$expected>, else a message naming the
@@ -310,7 +316,7 @@ sub _setup {
     $S{allowed} = [];
 
     for my $try (1 .. 20) {
-        my ($rc2, undef, $err2) = _run([_psql_cmd('postgres'), '-c',
+        my ($rc2, undef, $err2) = _run([psql_cmd('postgres'), '-c',
             qq{CREATE DATABASE "$S{db}" TEMPLATE "$S{template}"}]);
         last unless $rc2;
         # Another session still on the template (a previous file's clone): try again.
@@ -516,7 +522,7 @@ sub master_pid {
 }
 
 sub worker_pids {
-    my $master = master_pid() or return ();
+    my $master = shift // master_pid() or return ();
     my @w;
     for my $stat (glob '/proc/[0-9]*/stat') {
         my $s = _read_file($stat);
@@ -585,10 +591,27 @@ sub stop_nginx {
     my $limit = $S{asan} ? 30 : 10;
     return 1 if wait_until($limit, sub { !_alive($pid) });
     Test::More::diag("nginx $pid did not quit within $limit s; sending TERM/KILL");
+    _stuck_diag($pid);
     kill 'TERM', $pid;
     wait_until(3, sub { !_alive($pid) }) or kill 'KILL', $pid;
     Test::More::fail("nginx stopped gracefully within $limit s");
     return 0;
+}
+
+# What a worker that did not exit was doing: its state and wait channel, its open
+# sockets, the error log's tail.
+sub _stuck_diag {
+    my ($master) = @_;
+    for my $pid (worker_pids($master), $master) {
+        my $stat = _read_file("/proc/$pid/stat") // next;
+        my $wchan = _read_file("/proc/$pid/wchan") // '';
+        my @fds = map { readlink($_) // '' } glob("/proc/$pid/fd/*");
+        my $socks = grep { /^socket:/ } @fds;
+        Test::More::diag("pid $pid: state " . (split ' ', $stat)[2] . ", wchan $wchan, $socks sockets");
+    }
+    my $log = _read_file($S{elog}) // '';
+    $log = join '', (split /^/, $log)[-40 .. -1] if ($log =~ tr/\n//) > 40;
+    Test::More::diag("error.log (tail):\n$log");
 }
 
 sub restart_nginx {
@@ -661,7 +684,7 @@ END {
         eval { stop_nginx() } if master_pid();
         _psql_co_end($_) for keys %PSQL;
         if ($S{db_created}) {
-            _run([_psql_cmd('postgres'), '-c', qq{DROP DATABASE IF EXISTS "$S{db}" WITH (FORCE)}]);
+            _run([psql_cmd('postgres'), '-c', qq{DROP DATABASE IF EXISTS "$S{db}" WITH (FORCE)}]);
         }
     }
 }
@@ -669,7 +692,7 @@ END {
 # ---------------------------------------------------------------------------------------
 # PostgreSQL and Redis
 
-sub _psql_cmd {
+sub psql_cmd {
     my $db = shift;
     return (qw(psql -X -q -A -t -v ON_ERROR_STOP=1 -P), 'null=\\N', '-F', "\x1f", '-R', "\x1e",
             '-h', '127.0.0.1', '-p', $S{pg_port}, '-U', 'postgres', '-d', $db);
@@ -696,7 +719,7 @@ sub _psql_co {
         open STDOUT, '>&', $out_w or POSIX::_exit(127);
         open STDERR, '>', $err->filename or POSIX::_exit(127);
         $ENV{PGOPTIONS} = '-c client_min_messages=warning';
-        exec _psql_cmd($db), '-f', '-' or POSIX::_exit(127);
+        exec psql_cmd($db), '-f', '-' or POSIX::_exit(127);
     }
     close $in_r;
     close $out_w;
