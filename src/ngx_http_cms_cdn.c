@@ -294,6 +294,10 @@ ngx_http_cms_cdn_tick(ngx_event_t *ev)
     u_char     limit[NGX_INT_T_LEN], lease[NGX_INT_T_LEN];
     ngx_str_t  args[2];
 
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     if (ngx_http_cms_cdn_busy || ngx_http_cms_cdn_flight != NULL) {
         return;     /* the round's end arms the timer */
     }

@@ -360,6 +360,10 @@ ngx_http_cms_deliver_tick(ngx_event_t *ev)
     ngx_str_t                   args[2];
     ngx_http_cms_hooks_conf_t  *hcf;
 
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     hcf = mcf->hooks;
 
     if (ngx_http_cms_deliver_busy >= hcf->concurrency

@@ -215,7 +215,14 @@ ngx_http_cms_jobs_init_process(ngx_cycle_t *cycle,
 }
 
 
-/* a job's timer, cancelable: a job never holds an exiting worker */
+/*
+ * A job's timer, cancelable: a job never holds an exiting worker.  nginx
+ * still fires a cancelable timer while an exiting worker waits for what is
+ * in flight (a request's query, a round of a job), so each job's tick (and
+ * the store's and the deliveries' and the schema check's) returns at once
+ * once the worker quits: a query started then would hold the worker for as
+ * long as its connection, its wait for a slot and its own timeout allow.
+ */
 static void
 ngx_http_cms_jobs_arm(ngx_event_t *ev, ngx_event_handler_pt handler,
     ngx_http_cms_main_conf_t *mcf, ngx_log_t *log, ngx_msec_t msec)
@@ -254,6 +261,10 @@ ngx_http_cms_jobs_purge(ngx_event_t *ev)
 
     u_char     buf[NGX_TIME_T_LEN], hooks[NGX_TIME_T_LEN];
     ngx_str_t  args[2];
+
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
 
     args[0].data = buf;
     args[0].len = ngx_sprintf(buf, "%T", mcf->retention) - buf;
@@ -314,6 +325,10 @@ ngx_http_cms_jobs_due(ngx_event_t *ev)
 
     ngx_str_t  arg;
 
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     ngx_str_set(&arg, ngx_value(NGX_HTTP_CMS_DUE_BATCH));
 
     if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_due_sql, &arg, 1,
@@ -368,6 +383,10 @@ ngx_http_cms_jobs_expire(ngx_event_t *ev)
 {
     ngx_http_cms_main_conf_t *mcf = ev->data;
 
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_expire_sql, NULL, 0,
                             ngx_http_cms_jobs_expired, mcf)
         != NGX_OK)
@@ -415,6 +434,10 @@ ngx_http_cms_jobs_relay(ngx_event_t *ev)
     u_char                     batch[NGX_INT_T_LEN], lease[NGX_INT_T_LEN];
     ngx_str_t                  args[2];
     ngx_http_cms_main_conf_t  *mcf;
+
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
 
     mcf = ev->data;
 
@@ -728,6 +751,10 @@ ngx_http_cms_jobs_again(ngx_uint_t more)
 static void
 ngx_http_cms_jobs_ext_tick(ngx_event_t *ev)
 {
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_tick_sql, NULL, 0,
                             ngx_http_cms_jobs_ext_ticked, NULL)
         != NGX_OK)
@@ -830,6 +857,10 @@ ngx_http_cms_jobs_ext_done(void *data, PGresult *res)
 static void
 ngx_http_cms_jobs_lag(ngx_event_t *ev)
 {
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     if (ngx_http_cms_pg_job(&ngx_http_cms_jobs_lag_sql, NULL, 0,
                             ngx_http_cms_jobs_lagged, NULL)
         != NGX_OK)

@@ -77,6 +77,10 @@ ngx_http_cms_schema_seen(void)
 static void
 ngx_http_cms_schema_tick(ngx_event_t *ev)
 {
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     if (ngx_http_cms_schema_asking) {
         return;                     /* the answer arms the timer */
     }

@@ -122,6 +122,10 @@ ngx_http_cms_sweep_reconcile(ngx_event_t *ev)
     u_char     every[NGX_INT_T_LEN];
     ngx_str_t  args[2];
 
+    if (ngx_exiting || ngx_terminate) {
+        return;                 /* nothing new: ngx_http_cms_jobs_arm() */
+    }
+
     if (mcf->s3 == NULL) {
         ngx_http_cms_sweep_begin(mcf);
         return;

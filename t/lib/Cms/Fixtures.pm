@@ -55,7 +55,7 @@ our @EXPORT_OK = qw(
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
     key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked release_invoice_row
-    waiting_on_lock
+    waiting_on_lock hold_in_session
     rss_kb stream_upload rows_read
 );
 our %EXPORT_TAGS = (
@@ -611,6 +611,11 @@ Forks a child that holds C<SELECT ... FOR UPDATE> on the invoice row in its own
 PostgreSQL session until C<release_invoice_row> (or 120 seconds at most); returns the
 handle.
 
+=item hold_in_session($sql)
+
+The same for any statements: runs C<$sql> in a transaction of a session of its own and
+keeps the transaction open (its locks held) until C<release_invoice_row($handle)>.
+
 =item invoice_row_locked($invoice_id)
 
 Waits up to 10 seconds until that session holds the lock (its statement done, its
@@ -700,21 +705,30 @@ sub idem_records {
 
 sub lock_invoice_row {
     my $id = shift;
+    return hold_in_session("SELECT 1 /* cms-hold $id */ FROM invoices WHERE id = '$id' FOR UPDATE;");
+}
+
+my %HOLDS;          # the write ends of the holds not yet released, by pid
+
+sub hold_in_session {
+    my $sql = shift;
     pipe(my $r, my $w) or die "pipe: $!";
     my $pid = fork // die "fork: $!";
     if (!$pid) {
-        close $w;
+        # another hold's write end kept open here would keep that hold from ending
+        close $_ for $w, values %HOLDS;
         # a psql of its own: the harness's ends each script with DISCARD ALL, which a
         # transaction left open refuses (its rows not in the test's output)
         open STDOUT, '>', '/dev/null' or POSIX::_exit(1);
         open my $ps, '|-', Cms::Test::psql_cmd(Cms::Test::db_name()) or POSIX::_exit(1);
         $ps->autoflush(1);
-        print $ps "BEGIN;\nSELECT 1 /* cms-hold $id */ FROM invoices WHERE id = '$id' FOR UPDATE;\n";
+        print $ps "BEGIN;\n$sql\n";
         IO::Select->new($r)->can_read(120);         # the parent closes its end to release
         print $ps "COMMIT;\n";
         POSIX::_exit(close($ps) ? 0 : 1);
     }
     close $r;
+    $HOLDS{$pid} = $w;
     return {pid => $pid, w => $w};
 }
 
@@ -727,6 +741,7 @@ sub invoice_row_locked {
 
 sub release_invoice_row {
     my $h = shift;
+    delete $HOLDS{$h->{pid}};
     close $h->{w};
     waitpid $h->{pid}, 0;
     return $? == 0;
