@@ -75,7 +75,7 @@ is $first->{headers}{'cache-tag'}, $tags, 'by path, first read: Cache-Tag too';
 # --- PostgreSQL's tables locked: 304s and kept bodies still answer at once ---------------------------
 
 {
-    open my $lock, '|-', Cms::Test::_psql_cmd(db_name()) or die "psql: $!";
+    open my $lock, '|-', Cms::Test::psql_cmd(db_name()) or die "psql: $!";
     select((select($lock), $| = 1)[0]);
     print $lock "BEGIN; LOCK TABLE sites, pages, sections IN ACCESS EXCLUSIVE MODE;"
               . " SELECT pg_sleep(120); COMMIT;\n";
