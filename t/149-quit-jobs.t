@@ -48,12 +48,12 @@ ok wait_until(10, sub { one("SELECT count(*) FROM pg_locks l JOIN pg_class c ON 
                                 AND l.granted") == 1 }),
    "the jobs' tables are locked from another session";
 
-ok release_invoice_row($row), 'the invoice row released';
+ok release_hold($row), 'the invoice row released';
 my $f = finish_request($h);
 is $f->{status}, 200, 'the payment is answered: 200' or diag diag_resp($f);
 ok wait_until(30, sub { !kill 0, $master }),
    'nginx exits while the jobs\' tables are still locked: no job started after the quit';
 is module_sessions(), 0, 'no connection of the module is left';
-ok release_invoice_row($tables), "the jobs' tables released";
+ok release_hold($tables), "the jobs' tables released";
 
 done_testing();

@@ -150,7 +150,7 @@ is payments($inv), 1, 'still one payment row on the first invoice';
     ok $y->{status} == 409 && (($y->{json}{error} || {})->{type} // '') =~ /^idempotency_(conflict|in_progress)$/,
        'another body while the first is in flight: 409 idempotency_conflict or _in_progress' or diag diag_resp($y);
     ok waiting_on_lock(), 'the first request still waits on the row';
-    ok release_invoice_row($hold), 'the row released';
+    ok release_hold($hold), 'the row released';
     my $f = finish_request($h);
     is $f->{status}, 200, 'the first request completes: 200' or diag diag_resp($f);
     same_answer(post(record_path($i), $K, $b, 'Idempotency-Key' => $k), $f, 'after it completed');

@@ -112,7 +112,7 @@ my $K = $fresh->();
     my $ca = start_at($A, POST => record_path($i), $K, $b, 'Idempotency-Key' => $k);
     ok waiting_on_lock(), 'host A\'s request (its key claimed) waits on the row';
     my @r = (undef, at($B, POST => record_path($i), $K, $b, 'Idempotency-Key' => $k));
-    ok release_invoice_row($hold), 'the row released';
+    ok release_hold($hold), 'the row released';
     $r[0] = finish_at($ca);
     is $r[0]{status}, 200, 'host A: 200 after the lock' or diag diag_resp($r[0]);
     ok in_progress($r[1]), 'host B while A holds the key: 409 idempotency_in_progress' or diag diag_resp($r[1]);

@@ -25,7 +25,7 @@ new_email workspace api_key key>), C<:keyformat> (C<base62 crc32 random_bytes ma
 key_from_body checksum_ok bad_checksum>), C<:ext> (the extension API: C<req req_spec
 diag_resp check_ext_err one post idem facility extension ext_key invoice invoice_path
 record_path fail_path key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked
-release_invoice_row waiting_on_lock>).
+release_hold waiting_on_lock>).
 
 Helpers that die (C<signup>, C<workspace>, C<api_key>, C<key>, C<mk>, C<mkcat>) are for
 setting up: a failure there is not an assertion, it stops the file with the response.
@@ -54,7 +54,7 @@ our @EXPORT_OK = qw(
     check_url_field upload_bytes
     base62 crc32 random_bytes make_key key_from_body checksum_ok bad_checksum
     idem post facility extension ext_key invoice invoice_path record_path fail_path
-    key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked release_invoice_row
+    key_id redis_cli forget_redis idem_records lock_invoice_row invoice_row_locked release_hold
     waiting_on_lock hold_in_session
     rss_kb stream_upload rows_read
 );
@@ -66,7 +66,7 @@ our %EXPORT_TAGS = (
     ext       => [qw(req req_spec diag_resp check_ext_err one post idem facility extension
                      ext_key invoice invoice_path record_path fail_path key_id redis_cli
                      forget_redis idem_records lock_invoice_row invoice_row_locked
-                     release_invoice_row waiting_on_lock)],
+                     release_hold waiting_on_lock)],
 );
 
 my $JSON = JSON::PP->new->utf8->canonical;
@@ -608,20 +608,20 @@ what their expiry does, instead of waiting for a window of wall-clock time.
 =item lock_invoice_row($invoice_id)
 
 Forks a child that holds C<SELECT ... FOR UPDATE> on the invoice row in its own
-PostgreSQL session until C<release_invoice_row> (or 120 seconds at most); returns the
+PostgreSQL session until C<release_hold> (or 120 seconds at most); returns the
 handle.
 
 =item hold_in_session($sql)
 
 The same for any statements: runs C<$sql> in a transaction of a session of its own and
-keeps the transaction open (its locks held) until C<release_invoice_row($handle)>.
+keeps the transaction open (its locks held) until C<release_hold($handle)>.
 
 =item invoice_row_locked($invoice_id)
 
 Waits up to 10 seconds until that session holds the lock (its statement done, its
 transaction open); returns whether it does.
 
-=item release_invoice_row($handle)
+=item release_hold($handle)
 
 Commits the child's transaction and waits for it; returns whether it committed.
 
@@ -739,7 +739,7 @@ sub invoice_row_locked {
              AND state = 'idle in transaction' AND pid <> pg_backend_pid()") > 0 });
 }
 
-sub release_invoice_row {
+sub release_hold {
     my $h = shift;
     delete $HOLDS{$h->{pid}};
     close $h->{w};

@@ -567,10 +567,8 @@ sub start_nginx {
     my $limit = $S{asan} ? 30 : 10;
     my $ok = wait_until($limit, sub { master_pid() && _port_open() });
     unless ($ok) {
-        my $log = _read_file($S{elog}) // '';
-        $log = join '', (split /^/, $log)[-20 .. -1] if ($log =~ tr/\n//) > 20;
         die "nginx did not accept connections on 127.0.0.1:$S{port} within $limit s\n"
-            . "stderr:\n$out$err\nerror.log (tail):\n$log";
+            . "stderr:\n$out$err\nerror.log (tail):\n" . _elog_tail(20);
     }
     $S{running} = 1;
     $S{master} = master_pid();
@@ -609,9 +607,14 @@ sub _stuck_diag {
         my $socks = grep { /^socket:/ } @fds;
         Test::More::diag("pid $pid: state " . (split ' ', $stat)[2] . ", wchan $wchan, $socks sockets");
     }
-    my $log = _read_file($S{elog}) // '';
-    $log = join '', (split /^/, $log)[-40 .. -1] if ($log =~ tr/\n//) > 40;
-    Test::More::diag("error.log (tail):\n$log");
+    Test::More::diag("error.log (tail):\n" . _elog_tail(40));
+}
+
+# the error log's last $n lines
+sub _elog_tail {
+    my $n = shift;
+    my @lines = split /^/, _read_file($S{elog}) // '';
+    return join '', @lines > $n ? @lines[-$n .. -1] : @lines;
 }
 
 sub restart_nginx {
