@@ -6,12 +6,15 @@
  * (a request holds the claim; it expires after cms_idempotency_lock) or
  * "D<fingerprint><sealed answer>" (the first answer, kept for
  * cms_idempotency_ttl).  The claim is SET NX followed by GET in one
- * pipeline.  The fingerprint is the HMAC-SHA256, under a key derived from
- * cms_secret, of the SHA-256 of the method, the path and the raw body, so
- * that Redis cannot be used to test guesses of a body's secrets.  The
- * write itself also stores the scope under a UNIQUE constraint in
- * PostgreSQL, which covers a crash between the commit and the Redis
- * write.
+ * pipeline; on the extension surface, whose POSTs are rate limited, both
+ * run in the rate limit's script, after the bucket lets the request
+ * through (ngx_http_cms_ratelimit_claim(): one round trip, and a 429
+ * claims nothing).  The fingerprint is the HMAC-SHA256, under a key
+ * derived from cms_secret, of the SHA-256 of the method, the path and the
+ * raw body, so that Redis cannot be used to test guesses of a body's
+ * secrets.  The write itself also stores the scope under a UNIQUE
+ * constraint in PostgreSQL, which covers a crash between the commit and
+ * the Redis write.
  *
  * The answer is sealed: base64 of AES-256-GCM (nonce, ciphertext, tag)
  * under that same derived key, with the record's Redis key as associated
@@ -33,6 +36,7 @@
 #include "ngx_http_cms_resources.h"
 #include "ngx_http_cms_idempotency.h"
 #include "ngx_http_cms_redis.h"
+#include "ngx_http_cms_ratelimit.h"
 #include "cms_kdf.h"
 
 
@@ -94,6 +98,10 @@ ngx_http_cms_idempotency_claim(ngx_http_request_t *r,
 
     ctx->idem = idem;
     ctx->record = ngx_http_cms_idempotency_record;
+
+    /* the rate limit the router left to the claim */
+    idem->fused = ctx->limit_deferred;
+    ctx->limit_deferred = 0;
 
     rc = ngx_http_cms_idempotency_lock(r, idem);
 
@@ -185,18 +193,23 @@ ngx_http_cms_idempotency_fingerprint(ngx_http_request_t *r,
 }
 
 
-/* SET key P<fingerprint> NX PX <lock>, then GET key: NGX_DONE, NGX_ERROR,
-   or another code when Redis cannot be asked */
+/* SET key P<fingerprint> NX PX <lock>, then GET key (or both in the rate
+   limit's script): NGX_DONE, NGX_ERROR, or another code when Redis cannot
+   be asked */
+/* long: either way's arguments */
 static ngx_int_t
 ngx_http_cms_idempotency_lock(ngx_http_request_t *r,
     ngx_http_cms_idem_t *idem)
 {
     u_char                     *p, *lock;
     size_t                      len[7];
+    ngx_str_t                   claim;
     const char                 *argv[7];
+    ngx_http_cms_ctx_t         *ctx;
     ngx_http_cms_main_conf_t   *mcf;
     ngx_http_cms_redis_cmds_t  *cmds;
 
+    ctx = ngx_http_get_module_ctx(r, ngx_http_cms_module);
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
 
     p = ngx_pnalloc(r->pool, 1 + NGX_HTTP_CMS_IDEM_HEX);
@@ -209,6 +222,21 @@ ngx_http_cms_idempotency_lock(ngx_http_request_t *r,
 
     p[0] = 'P';
     ngx_memcpy(p + 1, idem->fp, NGX_HTTP_CMS_IDEM_HEX);
+
+    if (idem->fused) {
+        claim.data = p;
+        claim.len = 1 + NGX_HTTP_CMS_IDEM_HEX;
+
+        if (ngx_http_cms_ratelimit_claim(r, ctx, cmds, &idem->key, &claim,
+                                         mcf->idem_lock, idem->eval)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_cms_redis_run(r, cmds,
+                                      ngx_http_cms_idempotency_claimed);
+    }
 
     argv[0] = "SET";                len[0] = 3;
     argv[1] = (char *) idem->key.data; len[1] = idem->key.len;
@@ -232,10 +260,12 @@ ngx_http_cms_idempotency_lock(ngx_http_request_t *r,
 }
 
 
+/* long: the claim's outcomes, and the rate limit's when it is fused */
 static ngx_int_t
 ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply **replies, ngx_uint_t n)
 {
+    ngx_int_t             rc;
     redisReply           *v;
     ngx_http_cms_idem_t  *idem;
 
@@ -243,22 +273,54 @@ ngx_http_cms_idempotency_claimed(ngx_http_request_t *r,
     static ngx_str_t  one = ngx_string("1");
 
     idem = ctx->idem;
+    rc = NGX_DECLINED;
+    v = NULL;
 
-    if (replies == NULL || n != 2 || replies[0]->type == REDIS_REPLY_ERROR) {
+    if (replies == NULL || n != (idem->fused ? 1 : 2)) {
+        rc = NGX_ERROR;
+
+    } else if (idem->fused) {
+        rc = ngx_http_cms_ratelimit_claimed(r, ctx, replies[0], &v);
+
+        if (rc == NGX_AGAIN && !idem->eval) {
+            /* NOSCRIPT: nothing was counted or claimed; the script whole */
+            idem->eval = 1;
+            rc = ngx_http_cms_idempotency_lock(r, idem);
+
+            if (rc == NGX_DONE || rc == NGX_ERROR) {
+                return rc;
+            }
+
+            rc = NGX_AGAIN;
+        }
+
+    } else if (replies[0]->type == REDIS_REPLY_ERROR) {
+        rc = NGX_ERROR;
+
+    } else if (replies[0]->type != REDIS_REPLY_STATUS) {
+        v = replies[1];
+    }
+
+    if (rc != NGX_DECLINED) {
+        ctx->idem = NULL;
+
+        if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+            /* the 429: nothing was claimed, nothing is kept */
+            return rc;
+        }
+
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "cms: idempotency claim failed in redis");
-        ctx->idem = NULL;
         return ngx_http_cms_fail(r, NGX_HTTP_CMS_ERR_INTERNAL, NULL);
     }
 
-    if (replies[0]->type == REDIS_REPLY_STATUS) {
-        /* "OK": ours; the answer of next() is recorded by _response.c */
+    if (v == NULL) {
+        /* ours; the answer of next() is recorded by _response.c */
         idem->claimed = 1;
         return idem->next(r, ctx);
     }
 
     ctx->idem = NULL;
-    v = replies[1];
 
     if (v->type == REDIS_REPLY_STRING && v->len > NGX_HTTP_CMS_IDEM_HEX
         && ngx_memcmp(v->str + 1, idem->fp, NGX_HTTP_CMS_IDEM_HEX) != 0)

@@ -26,6 +26,8 @@ typedef struct {
     ngx_http_cms_handler_pt     next;
     unsigned                    claimed:1;
     unsigned                    recorded:1;
+    unsigned                    fused:1;   /* with the rate limit */
+    unsigned                    eval:1;    /* NOSCRIPT seen: EVAL */
 } ngx_http_cms_idem_t;
 
 

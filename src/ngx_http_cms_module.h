@@ -259,6 +259,10 @@ struct ngx_http_cms_ctx_s {
     json_t                     *body;          /* owned by r->pool cleanup */
 
     ngx_http_cms_err_t          err;
+    ngx_http_cms_err_t          early_err;     /* an answer recorded before
+                                                  the rate limit counted
+                                                  its request, and its */
+    ngx_int_t                   early_rc;      /* code (_router.c) */
 
     ngx_int_t                   out_rc;        /* rc of the output filter */
     ngx_uint_t                  pending;       /* async operations in flight */
@@ -325,6 +329,9 @@ struct ngx_http_cms_ctx_s {
                                                   whatever the schema
                                                   (files, health, docs) */
     unsigned                    body_in:1;
+
+    /* the extension POST's rate limit is left to its idempotency claim */
+    unsigned                    limit_deferred:1;
     unsigned                    body_file:2;   /* the route's body is a
                                                   file: its kind
                                                   (_resources.h) */

@@ -8,11 +8,13 @@
  *
  * Each bucket lives in Redis, updated by one Lua script using Redis TIME,
  * so it is exact across workers and hosts; a request's buckets go in one
- * pipeline.  The script is sent with EVALSHA, and with EVAL when Redis
- * answers NOSCRIPT (which also caches it again).  If Redis cannot be
- * asked, each worker limits on its own with the same maths
- * (src/lib/cms_gcra.c) in a keyed table, rather than refuse traffic or
- * let it all through.
+ * pipeline, and an extension POST's bucket in its idempotency claim's
+ * script (the claim is made only when the bucket lets it through).  The
+ * script is sent with EVALSHA, and with EVAL when Redis answers NOSCRIPT
+ * (which also caches it again).  If Redis cannot be asked, each worker
+ * limits on its own with the same maths (src/lib/cms_gcra.c) in a keyed
+ * table, rather than refuse traffic or let it all through.  The
+ * directives are in ngx_http_cms_ratelimit_conf.c.
  */
 
 
@@ -56,6 +58,15 @@ typedef struct {
 } ngx_http_cms_ratelimit_t;
 
 
+static ngx_http_cms_ratelimit_t *ngx_http_cms_ratelimit_credential(
+    ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx);
+static void ngx_http_cms_ratelimit_policy(ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_ratelimit_bucket_t *b);
+static u_char *ngx_http_cms_ratelimit_args(
+    ngx_http_cms_ratelimit_bucket_t *b, u_char *p, const char **argv,
+    size_t *len);
+static ngx_int_t ngx_http_cms_ratelimit_verdict(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_bucket_t *b, cms_gcra_result_t *res);
 static ngx_int_t ngx_http_cms_ratelimit_start(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_t *rl,
     ngx_http_cms_ratelimit_next_pt next);
@@ -82,10 +93,6 @@ static ngx_int_t ngx_http_cms_ratelimit_address(ngx_http_request_t *r,
     ngx_str_t *who);
 static ngx_int_t ngx_http_cms_ratelimit_email(ngx_http_request_t *r,
     ngx_str_t *email, ngx_str_t *who);
-static char *ngx_http_cms_ratelimit_setting(ngx_conf_t *cf,
-    ngx_str_t *value, ngx_uint_t n, ngx_http_cms_throttle_t *th);
-static ngx_int_t ngx_http_cms_ratelimit_rate(ngx_str_t *v,
-    ngx_msec_t *period);
 #if (NGX_HTTP_CMS_FAULTS)
 static int ngx_http_cms_ratelimit_test_clock(ngx_http_request_t *r,
     const char **argv, size_t *len);
@@ -94,6 +101,24 @@ static int ngx_http_cms_ratelimit_test_clock(ngx_http_request_t *r,
 
 static char  ngx_http_cms_ratelimit_lua[] = CMS_GCRA_LUA;
 static char  ngx_http_cms_ratelimit_sha[SHA_DIGEST_LENGTH * 2];
+
+/*
+ * The bucket of KEYS[1], then, when it lets the request through,
+ * SET KEYS[2] <claim> NX PX <ms> and, when that key is taken, its value:
+ * { allowed, remaining, retry_after, reset_after[, taken, value] }, the
+ * claim's two arguments after the bucket's.  A refused request claims
+ * nothing.  Both keys carry the same hash tag (one cluster slot).
+ */
+static char  ngx_http_cms_ratelimit_claim_lua[] =
+    "local ms = table.remove(ARGV)\n"
+    "local claim = table.remove(ARGV)\n"
+    "local rl = (function()\n" CMS_GCRA_LUA "end)()\n"
+    "if rl[1] == 0 then return rl end\n"
+    "if redis.call('SET', KEYS[2], claim, 'NX', 'PX', ms) then\n"
+    "  return {rl[1], rl[2], rl[3], rl[4], 1}\n"
+    "end\n"
+    "return {rl[1], rl[2], rl[3], rl[4], 0, redis.call('GET', KEYS[2])}\n";
+static char  ngx_http_cms_ratelimit_claim_sha[SHA_DIGEST_LENGTH * 2];
 
 /* the fallback's buckets, and the salt of their keys' hash, per worker */
 static cms_gcra_slot_t  ngx_http_cms_ratelimit_slots[NGX_HTTP_CMS_RL_FALLBACK];
@@ -109,6 +134,10 @@ ngx_http_cms_ratelimit_init_process(ngx_cycle_t *cycle)
          sizeof(ngx_http_cms_ratelimit_lua) - 1, md);
     cms_hex_encode(md, sizeof(md), ngx_http_cms_ratelimit_sha);
 
+    SHA1((u_char *) ngx_http_cms_ratelimit_claim_lua,
+         sizeof(ngx_http_cms_ratelimit_claim_lua) - 1, md);
+    cms_hex_encode(md, sizeof(md), ngx_http_cms_ratelimit_claim_sha);
+
     /* nobody outside can aim keys at one set of the fallback table */
     return ngx_http_cms_crypto_random(ngx_http_cms_ratelimit_salt,
                                       sizeof(ngx_http_cms_ratelimit_salt));
@@ -119,31 +148,44 @@ ngx_int_t
 ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_ratelimit_next_pt next)
 {
-    ngx_str_t                  who;
-    ngx_uint_t                 pk;
     ngx_http_cms_ratelimit_t  *rl;
     ngx_http_cms_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-    pk = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY);
 
     /* cms_public_rate_limit off: load tests of the public surface */
-    if (pk && !mcf->public_limit) {
+    if (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY && !mcf->public_limit) {
         return next(r, ctx);
     }
 
-    rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
+    rl = ngx_http_cms_ratelimit_credential(r, ctx);
     if (rl == NULL) {
         return NGX_ERROR;
     }
 
+    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
+}
+
+
+/* the credential's bucket, with its RateLimit headers; NULL on error */
+static ngx_http_cms_ratelimit_t *
+ngx_http_cms_ratelimit_credential(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx)
+{
+    ngx_str_t                  who;
+    ngx_uint_t                 pk;
+    ngx_http_cms_ratelimit_t  *rl;
+
+    pk = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY);
+
+    rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
+    if (rl == NULL) {
+        return NULL;
+    }
+
     rl->headers = 1;
     rl->n = 1;
-    rl->bucket[0].interval = NGX_HTTP_CMS_RL_INTERVAL;
-
-    /* the same rate; a publishable key's bucket holds a browser burst */
-    rl->bucket[0].burst = pk ? NGX_HTTP_CMS_RL_PK_BURST
-                             : NGX_HTTP_CMS_RL_BURST;
+    ngx_http_cms_ratelimit_policy(ctx, &rl->bucket[0]);
 
     /*
      * A publishable key is public: its bucket is the site's and the
@@ -157,10 +199,10 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
                                       pk ? &who : NULL)
            != NGX_OK)
     {
-        return NGX_ERROR;
+        return NULL;
     }
 
-    return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
+    return rl;
 }
 
 
@@ -247,6 +289,107 @@ ngx_http_cms_ratelimit_throttle(ngx_http_request_t *r,
 }
 
 
+/* the credential's burst and rate */
+static void
+ngx_http_cms_ratelimit_policy(ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_ratelimit_bucket_t *b)
+{
+    b->interval = NGX_HTTP_CMS_RL_INTERVAL;
+
+    /* the same rate; a publishable key's bucket holds a browser burst */
+    b->burst = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY)
+               ? NGX_HTTP_CMS_RL_PK_BURST : NGX_HTTP_CMS_RL_BURST;
+}
+
+
+/*
+ * One call of the credential's bucket and a claim (the claim script):
+ * the idempotency claim counts its request as it claims its key, in one
+ * round trip.
+ */
+/* long: the script's arguments, the bucket's then the claim's */
+ngx_int_t
+ngx_http_cms_ratelimit_claim(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_http_cms_redis_cmds_t *cmds, ngx_str_t *key, ngx_str_t *claim,
+    ngx_msec_t ms, ngx_uint_t eval)
+{
+    int                        argc;
+    u_char                    *p;
+    size_t                     len[11];
+    const char                *argv[11];
+    ngx_http_cms_ratelimit_t  *rl;
+
+    rl = ngx_http_cms_ratelimit_credential(r, ctx);
+    p = ngx_pnalloc(r->pool, 3 * NGX_INT_T_LEN);
+
+    if (rl == NULL || p == NULL) {
+        return NGX_ERROR;
+    }
+
+    argv[0] = eval ? "EVAL" : "EVALSHA";
+    len[0] = ngx_strlen(argv[0]);
+    argv[1] = eval ? ngx_http_cms_ratelimit_claim_lua
+                   : ngx_http_cms_ratelimit_claim_sha;
+    len[1] = eval ? sizeof(ngx_http_cms_ratelimit_claim_lua) - 1
+                  : sizeof(ngx_http_cms_ratelimit_claim_sha);
+    argv[2] = "2";
+    len[2] = 1;
+    argv[3] = (char *) rl->bucket[0].key.data;
+    len[3] = rl->bucket[0].key.len;
+    argv[4] = (char *) key->data;
+    len[4] = key->len;
+
+    p = ngx_http_cms_ratelimit_args(&rl->bucket[0], p, &argv[5], &len[5]);
+    argc = 7;
+
+#if (NGX_HTTP_CMS_FAULTS)
+    argc += ngx_http_cms_ratelimit_test_clock(r, &argv[7], &len[7]);
+#endif
+
+    argv[argc] = (char *) claim->data;
+    len[argc] = claim->len;
+    argv[argc + 1] = (char *) p;
+    len[argc + 1] = ngx_sprintf(p, "%M", ms) - p;
+
+    return ngx_http_cms_redis_append(r->pool, cmds, argc + 2, argv, len);
+}
+
+
+ngx_int_t
+ngx_http_cms_ratelimit_claimed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply *rp, redisReply **held)
+{
+    cms_gcra_result_t                res;
+    ngx_http_cms_ratelimit_bucket_t  b;
+
+    if (rp->type == REDIS_REPLY_ERROR
+        && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0)
+    {
+        return NGX_AGAIN;
+    }
+
+    if (!ngx_http_cms_ratelimit_reply(rp, &res)
+        || (res.allowed
+            && (rp->elements < 5
+                || rp->element[4]->type != REDIS_REPLY_INTEGER
+                || (rp->element[4]->integer == 0 && rp->elements != 6))))
+    {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cms: rate limit and claim failed in redis: %s",
+                      rp->type == REDIS_REPLY_ERROR ? rp->str
+                                                    : "unexpected reply");
+        return NGX_ERROR;
+    }
+
+    *held = (res.allowed && rp->element[4]->integer == 0) ? rp->element[5]
+                                                          : NULL;
+
+    ngx_http_cms_ratelimit_policy(ctx, &b);
+
+    return ngx_http_cms_ratelimit_verdict(r, &b, &res);
+}
+
+
 /* "<prefix>{<id>}" or "<prefix>{<id>}:<who>": the hash tag keeps an id's
    buckets on one cluster slot */
 static ngx_int_t
@@ -329,12 +472,8 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     for (i = 0; i < rl->n; i++) {
         argv[3] = (char *) rl->bucket[i].key.data;
         len[3] = rl->bucket[i].key.len;
-        argv[4] = (char *) p;
-        len[4] = ngx_sprintf(p, "%ui", rl->bucket[i].burst) - p;
-        p += len[4];
-        argv[5] = (char *) p;
-        len[5] = ngx_sprintf(p, "%M", rl->bucket[i].interval) - p;
-        p += len[5];
+        p = ngx_http_cms_ratelimit_args(&rl->bucket[i], p, &argv[4],
+                                        &len[4]);
 
         if (ngx_http_cms_redis_append(r->pool, cmds, argc, argv, len)
             != NGX_OK)
@@ -353,6 +492,22 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     ctx->has_err = 0;
 
     return ngx_http_cms_ratelimit_done(r, ctx, NULL, 0);
+}
+
+
+/* the script's burst and interval, written at p (2 * NGX_INT_T_LEN); the
+   end of what was written */
+static u_char *
+ngx_http_cms_ratelimit_args(ngx_http_cms_ratelimit_bucket_t *b, u_char *p,
+    const char **argv, size_t *len)
+{
+    argv[0] = (char *) p;
+    len[0] = ngx_sprintf(p, "%ui", b->burst) - p;
+    p += len[0];
+    argv[1] = (char *) p;
+    len[1] = ngx_sprintf(p, "%M", b->interval) - p;
+
+    return p + len[1];
 }
 
 
@@ -399,14 +554,14 @@ ngx_http_cms_ratelimit_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 }
 
 
-/* the script's { allowed, remaining, retry_after, reset_after }; 0 when
-   the reply is something else */
+/* the script's { allowed, remaining, retry_after, reset_after } (the
+   claim script's, first); 0 when the reply is something else */
 static ngx_uint_t
 ngx_http_cms_ratelimit_reply(redisReply *rp, cms_gcra_result_t *res)
 {
     ngx_uint_t  i;
 
-    if (rp == NULL || rp->type != REDIS_REPLY_ARRAY || rp->elements != 4) {
+    if (rp == NULL || rp->type != REDIS_REPLY_ARRAY || rp->elements < 4) {
         return 0;
     }
 
@@ -482,27 +637,40 @@ ngx_http_cms_ratelimit_merge(cms_gcra_result_t *all, cms_gcra_result_t *res,
 }
 
 
-/* next() or 429; the extension surface's answers carry its headers */
+/* next() or 429 */
 static ngx_int_t
 ngx_http_cms_ratelimit_apply(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     cms_gcra_result_t *res)
 {
-    ngx_str_t                  v;
+    ngx_int_t                  rc;
     ngx_http_cms_ratelimit_t  *rl;
-
-    static ngx_str_t  retry_name = ngx_string("Retry-After");
 
     rl = ctx->data;
     ctx->data = rl->data;
 
-    if (rl->headers
-        && ngx_http_cms_ratelimit_headers(r, &rl->bucket[0], res) != NGX_OK)
-    {
+    rc = ngx_http_cms_ratelimit_verdict(r, rl->headers ? &rl->bucket[0]
+                                                       : NULL, res);
+
+    return rc == NGX_DECLINED ? rl->next(r, ctx) : rc;
+}
+
+
+/* NGX_DECLINED, or the 429 recorded; the RateLimit headers of bucket "b"
+   (the extension surface's answers carry them), unless it is NULL */
+static ngx_int_t
+ngx_http_cms_ratelimit_verdict(ngx_http_request_t *r,
+    ngx_http_cms_ratelimit_bucket_t *b, cms_gcra_result_t *res)
+{
+    ngx_str_t  v;
+
+    static ngx_str_t  retry_name = ngx_string("Retry-After");
+
+    if (b != NULL && ngx_http_cms_ratelimit_headers(r, b, res) != NGX_OK) {
         return NGX_ERROR;
     }
 
     if (res->allowed) {
-        return rl->next(r, ctx);
+        return NGX_DECLINED;
     }
 
     v.data = ngx_pnalloc(r->pool, NGX_INT64_LEN);
@@ -697,176 +865,6 @@ ngx_http_cms_ratelimit_email(ngx_http_request_t *r, ngx_str_t *email,
     who->len = 32;
 
     return NGX_OK;
-}
-
-
-/*
- * "cms_auth_throttle login|signup email|address <rate>|off [burst=<n>]":
- * the rate as nginx writes it ("10r/m"; r/s, r/m and r/h), the burst by
- * default as many as the rate's count (10r/m: ten at once, then one
- * every 6 s).
- */
-/* long: the directive's words, each checked in turn */
-char *
-ngx_http_cms_ratelimit_throttle_conf(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
-{
-    ngx_http_cms_main_conf_t *mcf = conf;
-
-    ngx_str_t                *value;
-    ngx_uint_t                which;
-    ngx_http_cms_throttle_t  *th;
-
-    value = cf->args->elts;
-
-    if (ngx_strcmp(value[1].data, "login") == 0) {
-        which = NGX_HTTP_CMS_THROTTLE_LOGIN_EMAIL;
-
-    } else if (ngx_strcmp(value[1].data, "signup") == 0) {
-        which = NGX_HTTP_CMS_THROTTLE_SIGNUP_EMAIL;
-
-    } else {
-        return "takes \"login\" or \"signup\" first";
-    }
-
-    if (ngx_strcmp(value[2].data, "address") == 0) {
-        which++;
-
-    } else if (ngx_strcmp(value[2].data, "email") != 0) {
-        return "takes \"email\" or \"address\" second";
-    }
-
-    th = &mcf->throttle[which];
-
-    return ngx_http_cms_ratelimit_setting(cf, &value[3], cf->args->nelts - 3,
-                                          th);
-}
-
-
-/* "cms_public_site_limit <rate>|off [burst=<n>]" */
-char *
-ngx_http_cms_ratelimit_site_conf(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
-{
-    ngx_http_cms_main_conf_t *mcf = conf;
-
-    ngx_str_t  *value;
-
-    value = cf->args->elts;
-
-    return ngx_http_cms_ratelimit_setting(cf, &value[1], cf->args->nelts - 1,
-                                          &mcf->public_site);
-}
-
-
-/* "<rate>|off [burst=<n>]" ("n" words) into a bucket's setting */
-static char *
-ngx_http_cms_ratelimit_setting(ngx_conf_t *cf, ngx_str_t *value,
-    ngx_uint_t n, ngx_http_cms_throttle_t *th)
-{
-    ngx_int_t   count, burst;
-    ngx_msec_t  period;
-
-    if (th->interval != NGX_CONF_UNSET_MSEC) {
-        return "is duplicate";
-    }
-
-    if (ngx_strcmp(value[0].data, "off") == 0 && n == 1) {
-        th->burst = 0;
-        th->interval = 0;
-        return NGX_CONF_OK;
-    }
-
-    count = ngx_http_cms_ratelimit_rate(&value[0], &period);
-
-    if (count == NGX_ERROR) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid rate \"%V\" (e.g. 10r/m, at most "
-                           "1000r/s)", &value[0]);
-        return NGX_CONF_ERROR;
-    }
-
-    burst = count;
-
-    if (n == 2) {
-        burst = NGX_ERROR;
-
-        if (value[1].len > 6
-            && ngx_strncmp(value[1].data, "burst=", 6) == 0)
-        {
-            burst = ngx_atoi(value[1].data + 6, value[1].len - 6);
-        }
-
-        if (burst <= 0 || burst > CMS_GCRA_BURST_MAX) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid burst \"%V\"", &value[1]);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    th->burst = (ngx_uint_t) burst;
-    th->interval = period / (ngx_msec_t) count;
-
-    return NGX_CONF_OK;
-}
-
-
-void
-ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf)
-{
-    ngx_uint_t  i;
-
-    /* README.md, "Login and signup throttles": why these */
-    static ngx_http_cms_throttle_t  defaults[] = {
-        { 50, 3600 * 1000 / 50 },         /* login email: 50r/h */
-        { 20, 60 * 1000 / 20 },           /* login address: 20r/m */
-        { 5, 3600 * 1000 / 5 },           /* signup email: 5r/h */
-        { 10, 3600 * 1000 / 10 }          /* signup address: 10r/h */
-    };
-
-    /* README.md, "The public rate limit": a site's ceiling, 100r/s */
-    static ngx_http_cms_throttle_t  site = { 1000, 1000 / 100 };
-
-    for (i = 0; i < NGX_HTTP_CMS_THROTTLES; i++) {
-        if (mcf->throttle[i].interval == NGX_CONF_UNSET_MSEC) {
-            mcf->throttle[i] = defaults[i];
-        }
-    }
-
-    if (mcf->public_site.interval == NGX_CONF_UNSET_MSEC) {
-        mcf->public_site = site;
-    }
-}
-
-
-/* "<n>r/s", "r/m" or "r/h": n, and the period in ms; NGX_ERROR when it
-   is none of these or faster than one a ms */
-static ngx_int_t
-ngx_http_cms_ratelimit_rate(ngx_str_t *v, ngx_msec_t *period)
-{
-    u_char     *last;
-    ngx_int_t   n;
-
-    last = v->data + v->len;
-    *period = 0;
-
-    if (v->len > 3 && last[-3] == 'r' && last[-2] == '/') {
-        *period = last[-1] == 's' ? 1000
-                  : last[-1] == 'm' ? 60 * 1000
-                  : last[-1] == 'h' ? 3600 * 1000 : 0;
-    }
-
-    if (*period == 0) {
-        return NGX_ERROR;
-    }
-
-    n = ngx_atoi(v->data, v->len - 3);
-
-    if (n <= 0 || (ngx_msec_t) n > *period) {
-        return NGX_ERROR;
-    }
-
-    return n;
 }
 
 

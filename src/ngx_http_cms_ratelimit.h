@@ -15,6 +15,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 #include "ngx_http_cms_module.h"
+#include "ngx_http_cms_redis.h"
 
 
 /* what comes after a request is let through */
@@ -30,6 +31,29 @@ typedef ngx_int_t (*ngx_http_cms_ratelimit_next_pt)(ngx_http_request_t *r,
  */
 ngx_int_t ngx_http_cms_ratelimit_check(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_next_pt next);
+
+/*
+ * The credential's bucket (as ngx_http_cms_ratelimit_check() counts it)
+ * and, when it lets the request through, SET "key" "claim" NX PX "ms", in
+ * one script appended to cmds (EVAL when "eval", after NOSCRIPT): an
+ * idempotency claim counts its request in the same round trip, and a
+ * refused request claims nothing.  "key" carries the credential's hash
+ * tag.  NGX_OK or NGX_ERROR.
+ */
+ngx_int_t ngx_http_cms_ratelimit_claim(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_redis_cmds_t *cmds, ngx_str_t *key,
+    ngx_str_t *claim, ngx_msec_t ms, ngx_uint_t eval);
+
+/*
+ * That script's reply, with the RateLimit headers: NGX_DECLINED when the
+ * bucket let the request through, *held NULL when the claim is the
+ * request's, else the key's value (a nil reply when it went in between);
+ * the 429 (rate_limited, Retry-After) recorded; NGX_AGAIN when Redis
+ * lacks the script (send it again with "eval"); NGX_ERROR, logged, for
+ * any other reply.
+ */
+ngx_int_t ngx_http_cms_ratelimit_claimed(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, redisReply *rp, redisReply **held);
 
 /*
  * The public surface's ceiling per site (cms_public_site_limit), for a

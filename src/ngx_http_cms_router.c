@@ -56,6 +56,12 @@ static ngx_int_t ngx_http_cms_router_body(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_router_ratelimit(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_ext_limit(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_router_count(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_int_t rc);
+static ngx_int_t ngx_http_cms_router_counted(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_router_idempotency(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_router_handler(ngx_http_request_t *r,
@@ -86,11 +92,13 @@ static ngx_http_cms_handler_pt  ngx_http_cms_content_steps[] = {
 /*
  * The extension surface: the rate limit right after the key, so that
  * every answer to a known key (a 400, a 403 too) carries its RateLimit
- * headers and counts; a 401 has no key, so no bucket to describe.
+ * headers and counts; a 401 has no key, so no bucket to describe.  A
+ * POST is counted by its idempotency claim, in the same Redis script, or
+ * as it is answered before it (ngx_http_cms_router_ext_limit()).
  */
 static ngx_http_cms_handler_pt  ngx_http_cms_ext_steps[] = {
     ngx_http_cms_auth_step,
-    ngx_http_cms_router_ratelimit,
+    ngx_http_cms_router_ext_limit,
     ngx_http_cms_ext_version,
     ngx_http_cms_router_permit,
     ngx_http_cms_router_read,
@@ -416,12 +424,20 @@ ngx_http_cms_router_run(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         rc = steps[ctx->step](r, ctx);
 
         if (rc != NGX_DECLINED) {
-            return rc;
+            break;
         }
 
         /* the handler, the last step, never declines */
         ctx->step++;
     }
+
+    if (ctx->limit_deferred && ctx->has_err && rc != NGX_DONE
+        && rc != NGX_ERROR)
+    {
+        return ngx_http_cms_router_count(r, ctx, rc);
+    }
+
+    return rc;
 }
 
 
@@ -568,6 +584,49 @@ static ngx_int_t
 ngx_http_cms_router_ratelimit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
 {
     return ngx_http_cms_ratelimit_check(r, ctx, ctx->resume);
+}
+
+
+/*
+ * An extension POST leaves its rate limit to its idempotency claim, which
+ * counts the request in the claim's own Redis script (one round trip
+ * instead of two); an answer recorded before the claim (a 400, a 403) is
+ * counted as it goes out (ngx_http_cms_router_run()).
+ */
+static ngx_int_t
+ngx_http_cms_router_ext_limit(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    if (r->method == NGX_HTTP_POST) {
+        ctx->limit_deferred = 1;
+        return NGX_DECLINED;
+    }
+
+    return ngx_http_cms_ratelimit_check(r, ctx, ctx->resume);
+}
+
+
+/* the request is counted, with its RateLimit headers, before the answer
+   "rc" recorded goes out; a 429 takes its place */
+static ngx_int_t
+ngx_http_cms_router_count(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
+    ngx_int_t rc)
+{
+    ctx->limit_deferred = 0;
+    ctx->early_rc = rc;
+    ctx->early_err = ctx->err;
+
+    return ngx_http_cms_ratelimit_check(r, ctx, ngx_http_cms_router_counted);
+}
+
+
+static ngx_int_t
+ngx_http_cms_router_counted(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    /* a Redis that could not be asked recorded its own error meanwhile */
+    ctx->has_err = 1;
+    ctx->err = ctx->early_err;
+
+    return ctx->early_rc;
 }
 
 

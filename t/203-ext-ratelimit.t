@@ -115,6 +115,9 @@ my $pb = '{"reason":"limited_retry"}';
 my $p1 = post(fail_path($inv), $KB, $pb, 'Idempotency-Key' => $pk, at($CLOCK));
 ok limited($p1), 'POST on an exhausted key: 429' or diag diag_resp($p1);
 ok !exists $p1->{headers}{'idempotent-replayed'}, 'not a replay';
+# the claim runs in the rate limit's script, after the bucket: a refused POST claims nothing
+is scalar(keys %{ idem_records($KB, 'P') }) + scalar(keys %{ idem_records($KB, 'D') }), 0,
+    'the 429 left no claim and no record in Redis';
 my $p0 = req(POST => fail_path($inv), $KB, $pb, at($CLOCK));
 ok limited($p0), 'POST without Idempotency-Key on an exhausted key: 429, not 400' or diag diag_resp($p0);
 
@@ -153,5 +156,22 @@ is scalar(@other), 0, 'sustained: every answer a 200 or a 429'
     or diag join "\n", map { diag_resp($_) } @other[0 .. ($#other < 5 ? $#other : 5)];
 is $acc, 120 + $R - 1, "sustained, $R rounds of 8: exactly 120 + @{[$R - 1]} accepted";
 is $ref, 8 * $R - (120 + $R - 1), 'and the rest refused';
+
+# Redis lost its scripts (a restart, SCRIPT FLUSH): a POST's script (the bucket and the
+# claim in one) is sent whole again, counts once, and claims its key.
+{
+    my $KN = $fresh->();
+    like redis_cli('SCRIPT', 'FLUSH'), qr/OK/, 'SCRIPT FLUSH';
+    my $k = idem();
+    my $x = post(fail_path($inv), $KN, {reason => 'flushed'}, 'Idempotency-Key' => $k, at($CLOCK));
+    is $x->{status}, 200, 'after SCRIPT FLUSH: the POST goes through' or diag diag_resp($x);
+    is((remaining($x))[0], 119, 'counted once: r=119');
+    ok wait_until(10, sub { keys %{ idem_records($KN, 'D') } == 1 }), 'its answer is kept';
+    my $y = post(fail_path($inv), $KN, {reason => 'flushed'}, 'Idempotency-Key' => $k, at($CLOCK));
+    is $y->{headers}{'idempotent-replayed'}, 'true', 'the repeat replays it' or diag diag_resp($y);
+    is((remaining($y))[0], 118, 'and counts: r=118');
+    my $g = req(GET => invoice_path($inv), $KN, undef, at($CLOCK));
+    is((remaining($g))[0], 117, 'a GET after them shares the bucket: r=117');
+}
 
 done_testing();
