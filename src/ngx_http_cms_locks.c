@@ -25,7 +25,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
-#include <ngx_sha1.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_error.h"
 #include "ngx_http_cms_json.h"
@@ -36,7 +35,6 @@
 #include "ngx_http_cms_redis.h"
 
 
-#define NGX_HTTP_CMS_LOCK_SHA_LEN  40
 #define NGX_HTTP_CMS_LOCK_ARGS     7
 
 
@@ -48,7 +46,8 @@
  * "expires": now + its PTTL).  TIME before a write needs effects
  * replication (the default since Redis 5).
  */
-static char  ngx_http_cms_lock_acquire_lua[] =
+static ngx_http_cms_redis_script_t  ngx_http_cms_lock_acquire =
+    ngx_http_cms_redis_script(
     "if redis.replicate_commands then redis.replicate_commands() end\n"
     "local t = redis.call('TIME')\n"
     "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
@@ -65,20 +64,21 @@ static char  ngx_http_cms_lock_acquire_lua[] =
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "end\n"
     "return { h[1], tonumber(h[2]) or 0, tonumber(h[3]) or 0,"
-    " tonumber(h[4]) or now + redis.call('PTTL', KEYS[1]) }\n";
+    " tonumber(h[4]) or now + redis.call('PTTL', KEYS[1]) }\n");
 
 /*
  * KEYS[1] the lock, ARGV[1] the caller, ARGV[2] "1" to release anyone's:
  * deletes the lock when the caller holds it (or ARGV[2] is "1").
  * Answers 1 when it did, else 0.
  */
-static char  ngx_http_cms_lock_release_lua[] =
+static ngx_http_cms_redis_script_t  ngx_http_cms_lock_release =
+    ngx_http_cms_redis_script(
     "local u = redis.call('HGET', KEYS[1], 'user')\n"
     "if u and (u == ARGV[1] or ARGV[2] == '1') then\n"
     "  redis.call('DEL', KEYS[1])\n"
     "  return 1\n"
     "end\n"
-    "return 0\n";
+    "return 0\n");
 
 
 /* a lock request between its steps */
@@ -105,8 +105,6 @@ static ngx_int_t ngx_http_cms_locks_replied(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_locks_holder(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, redisReply *rp);
 static ngx_uint_t ngx_http_cms_locks_shape(redisReply *rp);
-static void ngx_http_cms_locks_sha(const char *lua, size_t len,
-    char *sha);
 
 
 /* the lock's record: $1 workspace, $2 article, $3 holder, $4 acquired,
@@ -158,12 +156,6 @@ ngx_http_cms_route_t  ngx_http_cms_locks_routes[] = {
 
     ngx_http_cms_null_route
 };
-
-
-/* the scripts' SHA-1s, made once per worker */
-static char  ngx_http_cms_lock_acquire_sha[NGX_HTTP_CMS_LOCK_SHA_LEN];
-static char  ngx_http_cms_lock_release_sha[NGX_HTTP_CMS_LOCK_SHA_LEN];
-static ngx_uint_t  ngx_http_cms_lock_shas;
 
 
 static ngx_int_t
@@ -257,23 +249,13 @@ ngx_http_cms_locks_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     u_char                     *ttl;
     size_t                      len[6];
     ngx_int_t                   rc;
-    const char                 *argv[6], *lua, *sha;
+    const char                 *argv[6];
     ngx_http_cms_lock_t        *lk;
     ngx_http_cms_main_conf_t   *mcf;
     ngx_http_cms_redis_cmds_t  *cmds;
 
     lk = ctx->data;
     mcf = ngx_http_get_module_main_conf(r, ngx_http_cms_module);
-
-    if (!ngx_http_cms_lock_shas) {
-        ngx_http_cms_locks_sha(ngx_http_cms_lock_acquire_lua,
-                               sizeof(ngx_http_cms_lock_acquire_lua) - 1,
-                               ngx_http_cms_lock_acquire_sha);
-        ngx_http_cms_locks_sha(ngx_http_cms_lock_release_lua,
-                               sizeof(ngx_http_cms_lock_release_lua) - 1,
-                               ngx_http_cms_lock_release_sha);
-        ngx_http_cms_lock_shas = 1;
-    }
 
     cmds = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_redis_cmds_t));
     ttl = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
@@ -282,15 +264,9 @@ ngx_http_cms_locks_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_ERROR;
     }
 
-    lua = lk->release ? ngx_http_cms_lock_release_lua
-                      : ngx_http_cms_lock_acquire_lua;
-    sha = lk->release ? ngx_http_cms_lock_release_sha
-                      : ngx_http_cms_lock_acquire_sha;
-
-    argv[0] = lk->eval ? "EVAL" : "EVALSHA";
-    len[0] = ngx_strlen(argv[0]);
-    argv[1] = lk->eval ? lua : sha;
-    len[1] = lk->eval ? ngx_strlen(lua) : NGX_HTTP_CMS_LOCK_SHA_LEN;
+    ngx_http_cms_redis_script_argv(lk->release ? &ngx_http_cms_lock_release
+                                               : &ngx_http_cms_lock_acquire,
+                                   lk->eval, argv, len);
     argv[2] = "1";
     len[2] = 1;
     argv[3] = (const char *) lk->key.data;
@@ -341,7 +317,7 @@ ngx_http_cms_locks_replied(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     rp = replies[0];
 
     if (rp->type == REDIS_REPLY_ERROR) {
-        if (!lk->eval && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0) {
+        if (!lk->eval && ngx_http_cms_redis_noscript(rp)) {
             lk->eval = 1;
             return ngx_http_cms_locks_send(r, ctx);
         }
@@ -430,19 +406,4 @@ ngx_http_cms_locks_shape(redisReply *rp)
     }
 
     return 1;
-}
-
-
-/* a script's SHA-1 in lowercase hex, as EVALSHA takes it */
-static void
-ngx_http_cms_locks_sha(const char *lua, size_t len, char *sha)
-{
-    u_char        md[20];
-    ngx_sha1_t    s;
-
-    ngx_sha1_init(&s);
-    ngx_sha1_update(&s, lua, len);
-    ngx_sha1_final(md, &s);
-
-    ngx_hex_dump((u_char *) sha, md, sizeof(md));
 }

@@ -21,7 +21,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
-#include <openssl/sha.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_crypto.h"
 #include "ngx_http_cms_error.h"
@@ -30,7 +29,6 @@
 #include "ngx_http_cms_redis.h"
 #include "ngx_http_cms_query.h"
 #include "cms_gcra.h"
-#include "cms_hex.h"
 
 
 #define NGX_HTTP_CMS_RL_BURST          120
@@ -58,8 +56,8 @@ typedef struct {
 } ngx_http_cms_ratelimit_t;
 
 
-static ngx_http_cms_ratelimit_t *ngx_http_cms_ratelimit_credential(
-    ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx);
+static ngx_int_t ngx_http_cms_ratelimit_credential(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_bucket_t *b);
 static void ngx_http_cms_ratelimit_policy(ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_ratelimit_bucket_t *b);
 static u_char *ngx_http_cms_ratelimit_args(
@@ -99,8 +97,8 @@ static int ngx_http_cms_ratelimit_test_clock(ngx_http_request_t *r,
 #endif
 
 
-static char  ngx_http_cms_ratelimit_lua[] = CMS_GCRA_LUA;
-static char  ngx_http_cms_ratelimit_sha[SHA_DIGEST_LENGTH * 2];
+static ngx_http_cms_redis_script_t  ngx_http_cms_ratelimit_script =
+    ngx_http_cms_redis_script(CMS_GCRA_LUA);
 
 /*
  * The bucket of KEYS[1], then, when it lets the request through,
@@ -109,7 +107,8 @@ static char  ngx_http_cms_ratelimit_sha[SHA_DIGEST_LENGTH * 2];
  * claim's two arguments after the bucket's.  A refused request claims
  * nothing.  Both keys carry the same hash tag (one cluster slot).
  */
-static char  ngx_http_cms_ratelimit_claim_lua[] =
+static ngx_http_cms_redis_script_t  ngx_http_cms_ratelimit_claim_script =
+    ngx_http_cms_redis_script(
     "local ms = table.remove(ARGV)\n"
     "local claim = table.remove(ARGV)\n"
     "local rl = (function()\n" CMS_GCRA_LUA "end)()\n"
@@ -117,8 +116,7 @@ static char  ngx_http_cms_ratelimit_claim_lua[] =
     "if redis.call('SET', KEYS[2], claim, 'NX', 'PX', ms) then\n"
     "  return {rl[1], rl[2], rl[3], rl[4], 1}\n"
     "end\n"
-    "return {rl[1], rl[2], rl[3], rl[4], 0, redis.call('GET', KEYS[2])}\n";
-static char  ngx_http_cms_ratelimit_claim_sha[SHA_DIGEST_LENGTH * 2];
+    "return {rl[1], rl[2], rl[3], rl[4], 0, redis.call('GET', KEYS[2])}\n");
 
 /* the fallback's buckets, and the salt of their keys' hash, per worker */
 static cms_gcra_slot_t  ngx_http_cms_ratelimit_slots[NGX_HTTP_CMS_RL_FALLBACK];
@@ -128,16 +126,6 @@ static u_char           ngx_http_cms_ratelimit_salt[16];
 ngx_int_t
 ngx_http_cms_ratelimit_init_process(ngx_cycle_t *cycle)
 {
-    unsigned char  md[SHA_DIGEST_LENGTH];
-
-    SHA1((u_char *) ngx_http_cms_ratelimit_lua,
-         sizeof(ngx_http_cms_ratelimit_lua) - 1, md);
-    cms_hex_encode(md, sizeof(md), ngx_http_cms_ratelimit_sha);
-
-    SHA1((u_char *) ngx_http_cms_ratelimit_claim_lua,
-         sizeof(ngx_http_cms_ratelimit_claim_lua) - 1, md);
-    cms_hex_encode(md, sizeof(md), ngx_http_cms_ratelimit_claim_sha);
-
     /* nobody outside can aim keys at one set of the fallback table */
     return ngx_http_cms_crypto_random(ngx_http_cms_ratelimit_salt,
                                       sizeof(ngx_http_cms_ratelimit_salt));
@@ -158,51 +146,46 @@ ngx_http_cms_ratelimit_check(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
         return next(r, ctx);
     }
 
-    rl = ngx_http_cms_ratelimit_credential(r, ctx);
-    if (rl == NULL) {
+    rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
+
+    if (rl == NULL
+        || ngx_http_cms_ratelimit_credential(r, ctx, &rl->bucket[0])
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
+
+    rl->headers = 1;
+    rl->n = 1;
 
     return ngx_http_cms_ratelimit_start(r, ctx, rl, next);
 }
 
 
-/* the credential's bucket, with its RateLimit headers; NULL on error */
-static ngx_http_cms_ratelimit_t *
+/* the credential's bucket: NGX_OK or NGX_ERROR */
+static ngx_int_t
 ngx_http_cms_ratelimit_credential(ngx_http_request_t *r,
-    ngx_http_cms_ctx_t *ctx)
+    ngx_http_cms_ctx_t *ctx, ngx_http_cms_ratelimit_bucket_t *b)
 {
-    ngx_str_t                  who;
-    ngx_uint_t                 pk;
-    ngx_http_cms_ratelimit_t  *rl;
+    ngx_str_t   who;
+    ngx_uint_t  pk;
 
     pk = (ctx->auth == NGX_HTTP_CMS_AUTH_PUBLISHABLE_KEY);
 
-    rl = ngx_pcalloc(r->pool, sizeof(ngx_http_cms_ratelimit_t));
-    if (rl == NULL) {
-        return NULL;
-    }
-
-    rl->headers = 1;
-    rl->n = 1;
-    ngx_http_cms_ratelimit_policy(ctx, &rl->bucket[0]);
+    ngx_http_cms_ratelimit_policy(ctx, b);
 
     /*
      * A publishable key is public: its bucket is the site's and the
      * client's address, so that one client cannot use up a site's
      * (docs/public-surface.md)
      */
-    if ((pk && ngx_http_cms_ratelimit_address(r, &who) != NGX_OK)
-        || ngx_http_cms_ratelimit_key(r, &rl->bucket[0],
-                                      pk ? "cms:rl:pk:" : "cms:rl:",
-                                      &ctx->principal.key_id,
-                                      pk ? &who : NULL)
-           != NGX_OK)
-    {
-        return NULL;
+    if (pk && ngx_http_cms_ratelimit_address(r, &who) != NGX_OK) {
+        return NGX_ERROR;
     }
 
-    return rl;
+    return ngx_http_cms_ratelimit_key(r, b, pk ? "cms:rl:pk:" : "cms:rl:",
+                                      &ctx->principal.key_id,
+                                      pk ? &who : NULL);
 }
 
 
@@ -313,33 +296,28 @@ ngx_http_cms_ratelimit_claim(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     ngx_http_cms_redis_cmds_t *cmds, ngx_str_t *key, ngx_str_t *claim,
     ngx_msec_t ms, ngx_uint_t eval)
 {
-    int                        argc;
-    u_char                    *p;
-    size_t                     len[11];
-    const char                *argv[11];
-    ngx_http_cms_ratelimit_t  *rl;
+    int                              argc;
+    u_char                          *p;
+    size_t                           len[11];
+    const char                      *argv[11];
+    ngx_http_cms_ratelimit_bucket_t  b;
 
-    rl = ngx_http_cms_ratelimit_credential(r, ctx);
     p = ngx_pnalloc(r->pool, 3 * NGX_INT_T_LEN);
 
-    if (rl == NULL || p == NULL) {
+    if (p == NULL || ngx_http_cms_ratelimit_credential(r, ctx, &b) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    argv[0] = eval ? "EVAL" : "EVALSHA";
-    len[0] = ngx_strlen(argv[0]);
-    argv[1] = eval ? ngx_http_cms_ratelimit_claim_lua
-                   : ngx_http_cms_ratelimit_claim_sha;
-    len[1] = eval ? sizeof(ngx_http_cms_ratelimit_claim_lua) - 1
-                  : sizeof(ngx_http_cms_ratelimit_claim_sha);
+    ngx_http_cms_redis_script_argv(&ngx_http_cms_ratelimit_claim_script,
+                                   eval, argv, len);
     argv[2] = "2";
     len[2] = 1;
-    argv[3] = (char *) rl->bucket[0].key.data;
-    len[3] = rl->bucket[0].key.len;
+    argv[3] = (char *) b.key.data;
+    len[3] = b.key.len;
     argv[4] = (char *) key->data;
     len[4] = key->len;
 
-    p = ngx_http_cms_ratelimit_args(&rl->bucket[0], p, &argv[5], &len[5]);
+    p = ngx_http_cms_ratelimit_args(&b, p, &argv[5], &len[5]);
     argc = 7;
 
 #if (NGX_HTTP_CMS_FAULTS)
@@ -362,9 +340,7 @@ ngx_http_cms_ratelimit_claimed(ngx_http_request_t *r,
     cms_gcra_result_t                res;
     ngx_http_cms_ratelimit_bucket_t  b;
 
-    if (rp->type == REDIS_REPLY_ERROR
-        && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0)
-    {
+    if (ngx_http_cms_redis_noscript(rp)) {
         return NGX_AGAIN;
     }
 
@@ -455,12 +431,8 @@ ngx_http_cms_ratelimit_send(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
         return NGX_ERROR;
     }
 
-    argv[0] = rl->eval ? "EVAL" : "EVALSHA";
-    len[0] = ngx_strlen(argv[0]);
-    argv[1] = rl->eval ? ngx_http_cms_ratelimit_lua
-                       : ngx_http_cms_ratelimit_sha;
-    len[1] = rl->eval ? sizeof(ngx_http_cms_ratelimit_lua) - 1
-                      : sizeof(ngx_http_cms_ratelimit_sha);
+    ngx_http_cms_redis_script_argv(&ngx_http_cms_ratelimit_script, rl->eval,
+                                   argv, len);
     argv[2] = "1";
     len[2] = 1;
     argc = 6;
@@ -527,9 +499,7 @@ ngx_http_cms_ratelimit_done(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
     for (i = 0; replies != NULL && !rl->eval && i < n; i++) {
         rp = replies[i];
 
-        if (rp->type == REDIS_REPLY_ERROR
-            && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0)
-        {
+        if (ngx_http_cms_redis_noscript(rp)) {
             rl->eval = 1;
             return ngx_http_cms_ratelimit_send(r, ctx);
         }

@@ -98,8 +98,7 @@ char *ngx_http_cms_ratelimit_site_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 /* the throttles' defaults, where no cms_auth_throttle set them */
 void ngx_http_cms_ratelimit_throttle_init(ngx_http_cms_main_conf_t *mcf);
 
-/* SHA-1 of the script, for EVALSHA, and the fallback's salt; once per
-   worker.  NGX_OK or NGX_ERROR. */
+/* the fallback's salt; once per worker.  NGX_OK or NGX_ERROR. */
 ngx_int_t ngx_http_cms_ratelimit_init_process(ngx_cycle_t *cycle);
 
 

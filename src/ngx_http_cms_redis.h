@@ -106,6 +106,26 @@ void ngx_http_cms_redis_stats(ngx_http_cms_pool_stats_t *st);
 ngx_int_t ngx_http_cms_redis_auth_check(ngx_http_cms_redis_conf_t *rcf,
     ngx_log_t *log, redisReply *reply);
 
+/*
+ * A Lua script, sent by its SHA-1 (EVALSHA) and whole (EVAL) once Redis
+ * has answered NOSCRIPT (which caches it again); its SHA-1 is computed at
+ * its first use in the worker.
+ */
+typedef struct {
+    ngx_str_t                   lua;
+    u_char                      sha[40];       /* lowercase hex */
+    unsigned                    hashed:1;
+} ngx_http_cms_redis_script_t;
+
+#define ngx_http_cms_redis_script(lua)  { ngx_string(lua), { 0 }, 0 }
+
+/* argv[0] and argv[1]: EVALSHA and the SHA-1, or EVAL and the script */
+void ngx_http_cms_redis_script_argv(ngx_http_cms_redis_script_t *script,
+    ngx_uint_t eval, const char **argv, size_t *len);
+
+/* whether "rp" is Redis's NOSCRIPT: the script is to be sent whole */
+ngx_uint_t ngx_http_cms_redis_noscript(redisReply *rp);
+
 /* the pool's: NGX_OK when an idle connection has nothing to read */
 ngx_int_t ngx_http_cms_redis_peek(ngx_connection_t *c);
 

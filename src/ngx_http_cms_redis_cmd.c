@@ -1,13 +1,15 @@
 
 /*
  * Redis commands: a pipeline formatted by hiredis into a buffer of the
- * caller's pool, ready for ngx_http_cms_redis_run() or _job().
+ * caller's pool, ready for ngx_http_cms_redis_run() or _job(); a Lua
+ * script's first arguments.
  */
 
 
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <ngx_sha1.h>
 #include "ngx_http_cms_module.h"
 #include "ngx_http_cms_redis.h"
 
@@ -49,6 +51,45 @@ ngx_http_cms_redis_append(ngx_pool_t *pool, ngx_http_cms_redis_cmds_t *cmds,
     cmds->n++;
 
     return NGX_OK;
+}
+
+
+void
+ngx_http_cms_redis_script_argv(ngx_http_cms_redis_script_t *script,
+    ngx_uint_t eval, const char **argv, size_t *len)
+{
+    u_char      md[20];
+    ngx_sha1_t  sha1;
+
+    if (eval) {
+        argv[0] = "EVAL";
+        len[0] = sizeof("EVAL") - 1;
+        argv[1] = (const char *) script->lua.data;
+        len[1] = script->lua.len;
+        return;
+    }
+
+    if (!script->hashed) {
+        ngx_sha1_init(&sha1);
+        ngx_sha1_update(&sha1, script->lua.data, script->lua.len);
+        ngx_sha1_final(md, &sha1);
+
+        ngx_hex_dump(script->sha, md, sizeof(md));
+        script->hashed = 1;
+    }
+
+    argv[0] = "EVALSHA";
+    len[0] = sizeof("EVALSHA") - 1;
+    argv[1] = (const char *) script->sha;
+    len[1] = sizeof(script->sha);
+}
+
+
+ngx_uint_t
+ngx_http_cms_redis_noscript(redisReply *rp)
+{
+    return rp->type == REDIS_REPLY_ERROR
+           && ngx_strncmp(rp->str, "NOSCRIPT", 8) == 0;
 }
 
 

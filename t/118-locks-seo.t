@@ -216,6 +216,18 @@ for my $who (qw(owner admin)) {
     allow_error_log(qr/redis|Connection refused/i);
 }
 
+# --- Redis lost its scripts (SCRIPT FLUSH): each is sent whole once, and works ---------------
+{
+    my $a6 = article($m{owner});
+    like redis_cli('SCRIPT', 'FLUSH'), qr/OK/, 'SCRIPT FLUSH';
+    my $l = lock_at($A, editor => $a6);
+    is $l->{status}, 200, 'after SCRIPT FLUSH: a lock is taken' or diag diag_resp($l);
+    is holder($a6), $m{editor}{user}{id}, 'and Redis holds it';
+    like redis_cli('SCRIPT', 'FLUSH'), qr/OK/, 'SCRIPT FLUSH again';
+    is at($A, DELETE => lock_path($a6), $m{editor}{token})->{status}, 204, 'after SCRIPT FLUSH: released';
+    is holder($a6), '', 'and Redis holds it no more';
+}
+
 # --- SEO records ------------------------------------------------------------------------------
 my $sa = article($m{author});
 my $g = req(GET => seo_path($sa), $m{viewer}{token});
