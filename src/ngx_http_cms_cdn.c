@@ -294,7 +294,7 @@ ngx_http_cms_cdn_tick(ngx_event_t *ev)
     u_char     limit[NGX_INT_T_LEN], lease[NGX_INT_T_LEN];
     ngx_str_t  args[2];
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -343,7 +343,7 @@ ngx_http_cms_cdn_claimed(void *data, PGresult *res)
     }
 
     /* a quitting worker starts nothing: the leases run out */
-    if (rows == 0 || ngx_exiting || ngx_terminate) {
+    if (rows == 0 || ngx_http_cms_quitting()) {
         ngx_http_cms_jobs_next(&ngx_http_cms_cdn_ev, mcf->events_interval);
         return;
     }

@@ -360,7 +360,7 @@ ngx_http_cms_deliver_tick(ngx_event_t *ev)
     ngx_str_t                   args[2];
     ngx_http_cms_hooks_conf_t  *hcf;
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -424,7 +424,7 @@ ngx_http_cms_deliver_claimed(void *data, PGresult *res)
     }
 
     /* a quitting worker starts nothing: the leases run out, others send */
-    for (i = 0; i < rows && !ngx_exiting && !ngx_terminate; i++) {
+    for (i = 0; i < rows && !ngx_http_cms_quitting(); i++) {
         if (ngx_http_cms_deliver_one(mcf, res, i) != NGX_OK) {
             ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, 0,
                           "cms: webhook delivery %s could not start; it "
@@ -438,7 +438,7 @@ ngx_http_cms_deliver_claimed(void *data, PGresult *res)
                                  && (ngx_uint_t) rows
                                     == ngx_http_cms_deliver_asked);
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(&ngx_http_cms_deliver_ev, mcf->events_interval);
         ngx_http_cms_deliver_wake(mcf);
     }
@@ -769,7 +769,7 @@ ngx_http_cms_deliver_wake(ngx_http_cms_main_conf_t *mcf)
 {
     if (!ngx_http_cms_deliver_more || ngx_http_cms_deliver_claiming
         || ngx_http_cms_deliver_busy > mcf->hooks->concurrency / 2
-        || ngx_exiting || ngx_terminate)
+        || ngx_http_cms_quitting())
     {
         return;
     }

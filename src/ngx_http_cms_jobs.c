@@ -239,7 +239,7 @@ ngx_http_cms_jobs_arm(ngx_event_t *ev, ngx_event_handler_pt handler,
 void
 ngx_http_cms_jobs_next(ngx_event_t *ev, ngx_msec_t after)
 {
-    if (ngx_exiting || ngx_terminate || ev->handler == NULL) {
+    if (ngx_http_cms_quitting() || ev->handler == NULL) {
         return;
     }
 
@@ -262,7 +262,7 @@ ngx_http_cms_jobs_purge(ngx_event_t *ev)
     u_char     buf[NGX_TIME_T_LEN], hooks[NGX_TIME_T_LEN];
     ngx_str_t  args[2];
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -307,7 +307,7 @@ ngx_http_cms_jobs_purged(void *data, PGresult *res)
                       PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4));
     }
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(&ngx_http_cms_jobs_purge_ev, mcf->purge_interval);
     }
 }
@@ -325,7 +325,7 @@ ngx_http_cms_jobs_due(ngx_event_t *ev)
 
     ngx_str_t  arg;
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -360,7 +360,7 @@ ngx_http_cms_jobs_announced(void *data, PGresult *res)
                      PQgetlength(res, 0, 0));
     }
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(&ngx_http_cms_jobs_due_ev,
                       n == NGX_HTTP_CMS_DUE_BATCH ? 1 : mcf->events_interval);
     }
@@ -383,7 +383,7 @@ ngx_http_cms_jobs_expire(ngx_event_t *ev)
 {
     ngx_http_cms_main_conf_t *mcf = ev->data;
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -415,7 +415,7 @@ ngx_http_cms_jobs_expired(void *data, PGresult *res)
                       PQgetvalue(res, 0, 0));
     }
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(&ngx_http_cms_jobs_expire_ev,
                       ngx_http_cms_jobs_expire_interval(mcf));
     }
@@ -435,7 +435,7 @@ ngx_http_cms_jobs_relay(ngx_event_t *ev)
     ngx_str_t                  args[2];
     ngx_http_cms_main_conf_t  *mcf;
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -734,7 +734,7 @@ ngx_http_cms_jobs_again(ngx_uint_t more)
 
     ngx_http_cms_metric(NGX_HTTP_CMS_M_JOB_RELAY);
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;
     }
 
@@ -751,7 +751,7 @@ ngx_http_cms_jobs_again(ngx_uint_t more)
 static void
 ngx_http_cms_jobs_ext_tick(ngx_event_t *ev)
 {
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -847,7 +847,7 @@ ngx_http_cms_jobs_ext_done(void *data, PGresult *res)
 
     ngx_http_cms_metric(NGX_HTTP_CMS_M_JOB_EXTENSIONS);
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(&ngx_http_cms_jobs_ext_ev, mcf->events_interval);
     }
 }
@@ -857,7 +857,7 @@ ngx_http_cms_jobs_ext_done(void *data, PGresult *res)
 static void
 ngx_http_cms_jobs_lag(ngx_event_t *ev)
 {
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -894,7 +894,7 @@ ngx_http_cms_jobs_lagged(void *data, PGresult *res)
                                                    ? 0 : (ngx_uint_t) ms + 1;
     }
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(&ngx_http_cms_jobs_lag_ev, mcf->events_interval);
     }
 }

@@ -19,6 +19,14 @@
 #define NGX_HTTP_CMS_REQUEST_ID_MAX    64   /* one a client sends */
 #define NGX_HTTP_CMS_HOOK_PORTS        8    /* cms_webhook_delivery ports= */
 
+/*
+ * The worker is quitting or terminating (a reload, a stop): nothing new is
+ * started.  nginx still fires an exiting worker's cancelable timers while
+ * it waits for its requests, so every background tick asks first; work
+ * begun then would hold the worker until its timeouts.
+ */
+#define ngx_http_cms_quitting()        (ngx_exiting || ngx_terminate)
+
 
 typedef struct ngx_http_cms_ctx_s          ngx_http_cms_ctx_t;
 typedef struct ngx_http_cms_route_s        ngx_http_cms_route_t;

@@ -984,7 +984,7 @@ ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pool)
         }
     }
 
-    for (i = 0; (ngx_exiting || ngx_terminate) && i < pool->conf->max; i++) {
+    for (i = 0; ngx_http_cms_quitting() && i < pool->conf->max; i++) {
         if (pool->slots[i].state == NGX_HTTP_CMS_PG_IDLE) {
             ngx_http_cms_pg_close(&pool->slots[i]);
         }

@@ -219,7 +219,7 @@ ngx_http_cms_pg_check(ngx_event_t *ev)
 {
     ngx_http_cms_pg_pool_t *pg = ev->data;
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;
     }
 

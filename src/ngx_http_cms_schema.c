@@ -77,7 +77,7 @@ ngx_http_cms_schema_seen(void)
 static void
 ngx_http_cms_schema_tick(ngx_event_t *ev)
 {
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -111,7 +111,7 @@ static void
 ngx_http_cms_schema_next(ngx_uint_t state)
 {
     if (ngx_http_cms_schema_ev.handler == NULL || ngx_http_cms_schema_asking
-        || ngx_exiting || ngx_terminate)
+        || ngx_http_cms_quitting())
     {
         return;
     }
@@ -205,7 +205,7 @@ ngx_http_cms_schema_suspect(void)
     }
 
     if (ngx_http_cms_schema_ev.handler != NULL
-        && !ngx_http_cms_schema_asking && !ngx_exiting && !ngx_terminate)
+        && !ngx_http_cms_schema_asking && !ngx_http_cms_quitting())
     {
         if (ngx_http_cms_schema_ev.timer_set) {
             ngx_del_timer(&ngx_http_cms_schema_ev);

@@ -232,7 +232,7 @@ ngx_http_cms_status_timer(ngx_event_t *ev)
 {
     ngx_http_cms_status_sample();
 
-    if (!ngx_exiting && !ngx_terminate) {
+    if (!ngx_http_cms_quitting()) {
         ngx_add_timer(ev, NGX_HTTP_CMS_STATUS_SAMPLE);
     }
 }

@@ -122,7 +122,7 @@ ngx_http_cms_sweep_reconcile(ngx_event_t *ev)
     u_char     every[NGX_INT_T_LEN];
     ngx_str_t  args[2];
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -493,7 +493,7 @@ ngx_http_cms_sweep_walked(ngx_event_t *ev)
 static void
 ngx_http_cms_sweep_paged(ngx_http_cms_sweep_pass_t *ps)
 {
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         ngx_http_cms_sweep_passed(ps);
         return;
     }

@@ -156,7 +156,7 @@ ngx_http_cms_sweep_tick(ngx_event_t *ev)
     u_char     limit[NGX_INT_T_LEN], lease[NGX_INT_T_LEN];
     ngx_str_t  args[2];
 
-    if (ngx_exiting || ngx_terminate) {
+    if (ngx_http_cms_quitting()) {
         return;                 /* nothing new: ngx_http_cms_jobs_arm() */
     }
 
@@ -206,7 +206,7 @@ ngx_http_cms_sweep_claimed(void *data, PGresult *res)
         rows = PQntuples(res);
     }
 
-    if (rows == 0 || ngx_exiting || ngx_terminate) {
+    if (rows == 0 || ngx_http_cms_quitting()) {
         ngx_http_cms_jobs_next(&ngx_http_cms_sweep_ev,
                                 ngx_http_cms_sweep_every(mcf));
         return;
