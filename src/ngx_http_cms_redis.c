@@ -758,9 +758,7 @@ ngx_http_cms_redis_kick(void)
     if (ngx_queue_empty(&pool->waiting)) {
 
         /* an exiting worker keeps connections only for waiters */
-        for (i = 0; ngx_http_cms_quitting() && i < pool->conf->max;
-             i++)
-        {
+        for (i = 0; ngx_http_cms_quitting() && i < pool->conf->max; i++) {
             if (pool->slots[i].state == NGX_HTTP_CMS_REDIS_IDLE) {
                 ngx_http_cms_redis_close(&pool->slots[i]);
             }
