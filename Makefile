@@ -93,8 +93,13 @@ deps-build deps-run deps-test deps-bench deps-fuzz deps-deb: deps-%:
 # changes; `make -f objs/Makefile modules` runs every time because it is incremental and
 # knows the dependencies of src/ files, which this Makefile does not.
 
+# The module's objects are compiled one per core, unless make was given -j itself (its
+# jobserver then shares the cores out); MAKEFLAGS holds -j only in recipes.
+NPROC := $(shell nproc)
+NGX_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(NPROC))
+
 build: $(NGX_SRC)/objs/Makefile $(DOCS_DATA) $(ADMIN) | deps-build
-	@$(MAKE) --no-print-directory -C $(NGX_SRC) -f objs/Makefile modules
+	@$(MAKE) --no-print-directory $(NGX_JOBS) -C $(NGX_SRC) -f objs/Makefile modules
 	@install -m 755 $(NGX_SRC)/objs/ngx_http_cms_module.so $(MODULE)
 	@echo "built $(MODULE)"
 
