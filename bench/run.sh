@@ -32,7 +32,8 @@
 # machine has 2 cores, and wrk, nginx and PostgreSQL share them, so one worker keeps the
 # comparison about per-request cost rather than about core scheduling.
 # Environment: CMS_MODULE (the .so), BENCH_SECONDS [10], BENCH_CONNECTIONS [32],
-# BENCH_PG_MAX [4] (the module's pool size), BENCH_ONLY (files: the files row alone;
+# BENCH_PG_MAX [4] (the module's pool size), BENCH_PG_DEPTH [8] (its depth=: statements
+# in flight on one connection, docs/operations.md), BENCH_ONLY (files: the files row alone;
 # webhooks: the webhook delivery row alone; metrics: the request metrics row alone; ext:
 # the health row and the extension rows: invoice read, fail, record, and record again
 # with PostgreSQL on a core of its own, BENCH_SPLIT [1], 0 leaves it out; search: the search
@@ -57,6 +58,7 @@ ratios=${BENCH_RATIOS:-$root/build/bench/ratios.tsv}
 mkdir -p "$(dirname "$ratios")"
 : >"$ratios"
 pg_max=${BENCH_PG_MAX:-4}
+pg_depth=${BENCH_PG_DEPTH:-8}
 module=$TEST_CMS_MODULE
 pg=$TEST_CMS_PG_PORT
 redis=$TEST_CMS_REDIS_PORT
@@ -108,7 +110,7 @@ worker_rlimit_nofile $nofile;
 events { worker_connections 16384; }
 http {
 $nginx_common
-    cms_postgres \"hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres\" max=$pg_max queue=1024;
+    cms_postgres \"hostaddr=127.0.0.1 port=$pg dbname=bench user=postgres\" max=$pg_max depth=$pg_depth queue=1024;
     cms_redis 127.0.0.1:$redis max=8;
     cms_secret $prefix/conf/secret.key;"
 
@@ -1133,7 +1135,7 @@ if [ "${BENCH_ONLY:-}" = metrics ]; then
     metrics_bench
     report
     echo "$metrics_line"
-    echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
+    echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max depth=$pg_depth)"
     exit 0
 fi
 
@@ -1477,7 +1479,7 @@ replica_bench() {
     # notice: the line that says the replica is read from
     cat >"$rp/conf/nginx.conf" <<CONF
 ${module_head/error_log logs\/error.log warn;/error_log logs\/error.log notice;}
-    cms_postgres_replica "hostaddr=127.0.0.1 port=$rpg dbname=bench user=postgres" max=$pg_max queue=1024;
+    cms_postgres_replica "hostaddr=127.0.0.1 port=$rpg dbname=bench user=postgres" max=$pg_max depth=$pg_depth queue=1024;
     cms_public_rate_limit off;
     cms_public_cache zone=cms_public:16m;
     server {
@@ -1574,7 +1576,7 @@ echo "$gzip_line"
 echo "$idle_line"
 echo "database settled: ${settle_line%; }"
 echo "latency at half the peak rate: ${latency_line%; }"
-echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max)"
+echo "(2 cores shared by wrk, one nginx worker and PostgreSQL; pool max=$pg_max depth=$pg_depth)"
 if grep -E '\[(alert|crit|emerg)\]' "$prefix/logs/error.log"; then
     echo "bench: error.log has the lines above" >&2
     exit 1

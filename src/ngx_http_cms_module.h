@@ -102,6 +102,7 @@ typedef struct {
     ngx_uint_t                  idle;
     ngx_uint_t                  busy;
     ngx_uint_t                  queued;
+    ngx_uint_t                  pipelined;    /* sent behind another */
 } ngx_http_cms_pool_stats_t;
 
 

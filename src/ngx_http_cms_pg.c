@@ -13,6 +13,14 @@
  * A query belongs to a request but lives in the slot's care: a request-pool
  * cleanup detaches it, after which the slot drains the result (bounded by
  * the query timer) and goes back to the pool, or is closed.
+ *
+ * Connections are in libpq's pipeline mode: a statement goes as Parse (at
+ * its first use on the connection), Bind, Execute and Sync in one write,
+ * its own transaction.  With "depth=" above 1, a statement that finds no
+ * idle connection is sent behind those in flight on the least busy one
+ * (up to depth of them) instead of waiting in the pool's queue: the
+ * server runs them one after the other without waiting for a round trip
+ * in between, and their results come back in order.
  */
 
 
@@ -32,15 +40,12 @@ static ngx_int_t ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
 static ngx_int_t ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot);
-static ngx_int_t ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot);
+static void ngx_http_cms_pg_keep(ngx_http_cms_pg_slot_t *slot, PGresult *res);
 static void ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot);
+static void ngx_http_cms_pg_drop(ngx_http_cms_pg_slot_t *slot);
 static ngx_uint_t ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pg);
-static void ngx_http_cms_pg_idle_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_wait_handler(ngx_event_t *ev);
 static void ngx_http_cms_pg_kick(ngx_http_cms_pg_pool_t *pg);
-static ngx_http_cms_pg_slot_t *ngx_http_cms_pg_acquire(
-    ngx_http_cms_pg_pool_t *pg);
-static ngx_uint_t ngx_http_cms_pg_live(ngx_http_cms_pg_pool_t *pg);
 static void ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q,
     PGresult *res);
 static void ngx_http_cms_pg_detach(void *data);
@@ -267,12 +272,16 @@ ngx_http_cms_pg_submit_to(ngx_http_cms_pg_query_t *q)
         slot = ngx_http_cms_pg_acquire(pool);
     }
 
+    if (slot == NULL) {
+        slot = ngx_http_cms_pg_pipeline(pool);
+    }
+
     if (slot != NULL) {
         if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
             return NGX_OK;
         }
 
-        ngx_http_cms_pg_close(slot);
+        ngx_http_cms_pg_drop(slot);
         return NGX_DECLINED;
     }
 
@@ -331,6 +340,7 @@ ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st)
 
         default:
             st->busy++;
+            st->pipelined += slot->nsent ? slot->nsent - 1 : 0;
         }
 
         st->connections++;
@@ -344,6 +354,10 @@ ngx_http_cms_pg_detach(void *data)
 {
     ngx_http_cms_pg_query_t *q = data;
 
+    ngx_uint_t               i;
+    ngx_http_cms_pg_sent_t  *s;
+    ngx_http_cms_pg_slot_t  *slot;
+
     if (q->queued) {
         ngx_queue_remove(&q->queue);
         q->pg->nwaiting--;
@@ -355,7 +369,16 @@ ngx_http_cms_pg_detach(void *data)
     }
 
     if (q->slot != NULL) {
-        q->slot->query = NULL;
+        slot = q->slot;
+
+        for (i = 0; i < slot->nsent; i++) {
+            s = &slot->sent[(slot->first + i) % slot->pg->conf->depth];
+
+            if (s->query == q) {
+                s->query = NULL;
+            }
+        }
+
         q->slot = NULL;
     }
 }
@@ -413,137 +436,84 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
 }
 
 
-/* slots */
-
-/* an idle slot whose connection is still sound, or NULL */
-static ngx_http_cms_pg_slot_t *
-ngx_http_cms_pg_acquire(ngx_http_cms_pg_pool_t *pg)
-{
-    ngx_int_t                rc;
-    ngx_uint_t               i;
-    ngx_http_cms_pg_slot_t  *slot;
-
-    for (i = 0; i < pg->conf->max; i++) {
-        slot = &pg->slots[i];
-
-        if (slot->state != NGX_HTTP_CMS_PG_IDLE) {
-            continue;
-        }
-
-        /*
-         * An idle connection has nothing to read: data means FATAL or
-         * EOF.  Without a system call where nginx can tell (_module.h);
-         * over TLS, OpenSSL may hold what the socket no longer shows.
-         */
-        rc = PQsslInUse(slot->conn) ? NGX_DECLINED
-                                    : ngx_http_cms_idle_sound(slot->c);
-
-        if (rc == NGX_DECLINED) {
-            rc = (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED)
-                 ? NGX_OK : NGX_ERROR;
-        }
-
-        if (rc != NGX_OK) {
-            ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
-                          "cms: postgres closed an idle connection");
-            ngx_http_cms_pg_close(slot);
-            continue;
-        }
-
-        return slot;
-    }
-
-    return NULL;
-}
-
-
-/* whether any slot is connected or connecting */
-static ngx_uint_t
-ngx_http_cms_pg_live(ngx_http_cms_pg_pool_t *pg)
-{
-    ngx_uint_t  i;
-
-    for (i = 0; i < pg->conf->max; i++) {
-        if (pg->slots[i].state != NGX_HTTP_CMS_PG_DOWN) {
-            return 1;
-        }
-    }
-
-    return 0;
-}
-
-
-/* sends a query: prepares its statement first on this connection */
+/*
+ * Sends a query behind those in flight on the slot: its statement's Parse
+ * first at its first use on this connection, then Bind, Execute and Sync.
+ * NGX_OK, or NGX_ERROR (logged; the caller answers q and drops the slot).
+ */
 static ngx_int_t
 ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q)
 {
     int                      ok;
+    ngx_uint_t               parse;
+    ngx_http_cms_pg_sent_t  *s;
     ngx_http_cms_pg_stmt_t  *stmt;
 
     stmt = q->stmt;
+    parse = !stmt->replan && !slot->prepared[stmt->id];
 
-    slot->query = q;
-    slot->stmt = stmt;
+    ok = !parse || PQsendPrepare(slot->conn, stmt->name, stmt->sql,
+                                 stmt->nparams, NULL);
+
+    /* a replanned statement is planned for its values at each call */
+    ok = ok && (stmt->replan
+                ? PQsendQueryParams(slot->conn, stmt->sql, stmt->nparams,
+                                    NULL, q->values, NULL, NULL, 0)
+                : PQsendQueryPrepared(slot->conn, stmt->name, stmt->nparams,
+                                      q->values, NULL, NULL, 0));
+
+    if (!ok || !PQpipelineSync(slot->conn)) {
+        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                      "cms: sending a postgres query failed: %s",
+                      ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
+        return NGX_ERROR;
+    }
+
+    /* the statements sent after it find it prepared (if its Parse fails,
+       they fail too, and the next one parses it again) */
+    if (parse) {
+        slot->prepared[stmt->id] = 1;
+    }
+
+    s = &slot->sent[(slot->first + slot->nsent++) % slot->pg->conf->depth];
+    s->query = q;
+    s->stmt = stmt;
+    s->sent = ngx_current_msec;
+    s->parse = parse;
     q->slot = slot;
-    slot->c->idle = 0;
-    slot->c->read->handler = ngx_http_cms_pg_event_handler;
-    slot->c->write->handler = ngx_http_cms_pg_event_handler;
 
-    if (stmt->replan || slot->prepared[stmt->id]) {
+    if (slot->nsent == 1) {
         slot->log.action = "running a postgres query";
         slot->state = NGX_HTTP_CMS_PG_QUERYING;
-
-        /* a replanned statement is planned for its values at each call */
-        ok = stmt->replan
-             ? PQsendQueryParams(slot->conn, stmt->sql, stmt->nparams, NULL,
-                                 q->values, NULL, NULL, 0)
-             : PQsendQueryPrepared(slot->conn, stmt->name, stmt->nparams,
-                                   q->values, NULL, NULL, 0);
-
-    } else {
-        slot->log.action = "preparing a postgres statement";
-        slot->state = NGX_HTTP_CMS_PG_PREPARING;
-        ok = PQsendPrepare(slot->conn, stmt->name, stmt->sql, stmt->nparams,
-                           NULL);
+        slot->c->idle = 0;
+        slot->c->read->handler = ngx_http_cms_pg_event_handler;
+        slot->c->write->handler = ngx_http_cms_pg_event_handler;
     }
 
-    if (!ok) {
-        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                      "cms: PQsendQuery failed: %s",
-                      ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
-        goto failed;
-    }
-
-    if (ngx_http_cms_pg_sent(slot) == NGX_OK) {
-        return NGX_OK;
-    }
-
-failed:
-
-    q->slot = NULL;
-    slot->query = NULL;
-
-    return NGX_ERROR;
+    return ngx_http_cms_pg_sent(slot);
 }
 
 
 /*
- * A statement was handed to libpq: the query timer starts and what libpq
- * holds is flushed.  PQflush() reads when the socket is full (so that a
- * server writing back cannot deadlock it): what it read sits in libpq or
- * OpenSSL, and the edge that announced it may be spent.  Then the result
- * is taken from a posted read event, never from here: the request's
- * handler has not returned NGX_DONE yet.  NGX_OK or NGX_ERROR (logged).
+ * A statement was handed to libpq: the query timer starts if it is the
+ * only one in flight, and what libpq holds is flushed.  PQflush() reads
+ * when the socket is full (so that a server writing back cannot deadlock
+ * it): what it read sits in libpq or OpenSSL, and the edge that announced
+ * it may be spent.  Then the result is taken from a posted read event,
+ * never from here: the request's handler has not returned NGX_DONE yet.
+ * NGX_OK or NGX_ERROR (logged).
  */
 static ngx_int_t
 ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot)
 {
-    if (slot->timer.timer_set) {
-        ngx_del_timer(&slot->timer);
-    }
+    if (slot->nsent == 1) {
+        if (slot->timer.timer_set) {
+            ngx_del_timer(&slot->timer);
+        }
 
-    ngx_add_timer(&slot->timer, slot->pg->conf->query_timeout);
+        ngx_add_timer(&slot->timer, slot->pg->conf->query_timeout);
+    }
 
     if (ngx_http_cms_pg_send(slot) == NGX_ERROR) {
         return NGX_ERROR;
@@ -603,7 +573,6 @@ ngx_http_cms_pg_event_handler(ngx_event_t *ev)
 
         return;
 
-    case NGX_HTTP_CMS_PG_PREPARING:
     case NGX_HTTP_CMS_PG_QUERYING:
         if (ngx_http_cms_pg_io(slot) == NGX_ERROR) {
             ngx_http_cms_pg_failed(slot->pg, slot, 0);
@@ -619,19 +588,52 @@ ngx_http_cms_pg_event_handler(ngx_event_t *ev)
 
 
 /*
- * Sends what is pending and reads until libpq is no longer busy or the
- * socket has nothing more.  Returns NGX_OK, NGX_AGAIN or NGX_ERROR.
+ * Sends what is pending, then takes the results libpq holds and reads
+ * until the oldest statement's are complete (its Sync's result) or the
+ * socket has nothing more.  One statement is answered a call: its
+ * continuation may send on this slot, or drop it; the next one's results
+ * are taken from a posted read event.  Returns NGX_OK, NGX_AGAIN or
+ * NGX_ERROR.
  */
 static ngx_int_t
 ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
 {
-    PGresult  *res;
+    PGresult    *res;
+    ngx_uint_t   read;
 
     if (ngx_http_cms_pg_send(slot) == NGX_ERROR) {
         return NGX_ERROR;
     }
 
-    for ( ;; ) {
+    for (read = 0; /* void */; read = 1) {
+
+        while (!PQisBusy(slot->conn)) {
+            res = PQgetResult(slot->conn);
+
+            if (res == NULL) {
+                /* the end of one message's results: the Sync's follow */
+                continue;
+            }
+
+            if (PQresultStatus(res) != PGRES_PIPELINE_SYNC) {
+                ngx_http_cms_pg_keep(slot, res);
+                continue;
+            }
+
+            PQclear(res);
+            ngx_http_cms_pg_finished(slot);
+
+            if (slot->state == NGX_HTTP_CMS_PG_QUERYING) {
+                ngx_post_event(slot->c->read, &ngx_posted_events);
+            }
+
+            return NGX_OK;
+        }
+
+        /* bytes left in the kernel or in OpenSSL: no new edge would come */
+        if (read && ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED) {
+            return NGX_AGAIN;
+        }
 
         if (!PQconsumeInput(slot->conn)) {
             ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
@@ -639,132 +641,109 @@ ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
                           ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
             return NGX_ERROR;
         }
-
-        while (!PQisBusy(slot->conn)) {
-            res = PQgetResult(slot->conn);
-
-            if (res == NULL) {
-                return ngx_http_cms_pg_step_done(slot);
-            }
-
-            /* keep the first result, or the first error */
-            if (slot->result == NULL
-                || (PQresultStatus(res) == PGRES_FATAL_ERROR
-                    && PQresultStatus(slot->result) != PGRES_FATAL_ERROR))
-            {
-                PQclear(slot->result);
-                slot->result = res;
-
-            } else {
-                PQclear(res);
-            }
-        }
-
-        /* bytes left in the kernel or in OpenSSL: no new edge would come */
-        if (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED) {
-            return NGX_AGAIN;
-        }
     }
 }
 
 
-/* one step's results are complete: the prepare, or the query itself */
-static ngx_int_t
-ngx_http_cms_pg_step_done(ngx_http_cms_pg_slot_t *slot)
+/* one result of the oldest statement: its Parse's, or the first kept */
+static void
+ngx_http_cms_pg_keep(ngx_http_cms_pg_slot_t *slot, PGresult *res)
 {
-    int                       ok;
-    ngx_http_cms_pg_query_t  *q;
+    ngx_http_cms_pg_sent_t  *s;
 
-    if (slot->state == NGX_HTTP_CMS_PG_QUERYING) {
-        ngx_http_cms_pg_finished(slot);
-        return NGX_OK;
-    }
+    s = &slot->sent[slot->first];
 
-    q = slot->query;
+    if (s->parse) {
+        s->parse = 0;
 
-    if (PQresultStatus(slot->result) != PGRES_COMMAND_OK || q == NULL) {
-        /* a failed prepare is answered like a failed query */
-        if (PQresultStatus(slot->result) == PGRES_COMMAND_OK) {
-            slot->prepared[slot->stmt->id] = 1;
+        if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+            PQclear(res);
+            return;
         }
 
-        ngx_http_cms_pg_finished(slot);
-        return NGX_OK;
+        /* answered like a failed query; the next use parses it again */
+        slot->prepared[s->stmt->id] = 0;
     }
 
-    slot->prepared[slot->stmt->id] = 1;
-    PQclear(slot->result);
-    slot->result = NULL;
+    /* keep the first result, or the first error */
+    if (slot->result == NULL
+        || (PQresultStatus(res) == PGRES_FATAL_ERROR
+            && PQresultStatus(slot->result) != PGRES_FATAL_ERROR))
+    {
+        PQclear(slot->result);
+        slot->result = res;
 
-    slot->log.action = "running a postgres query";
-    slot->state = NGX_HTTP_CMS_PG_QUERYING;
-
-    ok = PQsendQueryPrepared(slot->conn, slot->stmt->name,
-                             slot->stmt->nparams, q->values, NULL, NULL, 0);
-    if (!ok) {
-        ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
-                      "cms: PQsendQueryPrepared() failed: %s",
-                      ngx_http_cms_pg_oneline(PQerrorMessage(slot->conn)));
-        return NGX_ERROR;
+    } else {
+        PQclear(res);
     }
-
-    return ngx_http_cms_pg_io(slot);
 }
 
 
-/* the query is over: the slot returns to the pool, the request resumes */
-/* long: a retry on the same connection, else the slot back and the answer */
+/*
+ * The oldest statement is over: a retry on the same connection, else the
+ * slot idle once nothing is in flight, and the answer.
+ */
+/* long: the ring, the next timer, the verdict's four ways */
 static void
 ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 {
     PGresult                 *res;
     ngx_int_t                 rc;
+    ngx_msec_t                timeout, elapsed;
+    ngx_http_cms_pg_sent_t   *s;
     ngx_http_cms_pg_query_t  *q;
-
-    if (slot->timer.timer_set) {
-        ngx_del_timer(&slot->timer);
-    }
 
     res = slot->result;
     slot->result = NULL;
-    q = slot->query;
-    slot->query = NULL;
+
+    q = slot->sent[slot->first].query;
+    slot->first = (slot->first + 1) % slot->pg->conf->depth;
+    slot->nsent--;
 
     if (q != NULL) {
         q->slot = NULL;
     }
 
+    if (slot->timer.timer_set) {
+        ngx_del_timer(&slot->timer);
+    }
+
+    if (slot->nsent) {
+        /* the next statement's time runs from when it was sent */
+        s = &slot->sent[slot->first];
+        timeout = slot->pg->conf->query_timeout;
+        elapsed = ngx_current_msec - s->sent;
+        ngx_add_timer(&slot->timer, elapsed < timeout ? timeout - elapsed : 1);
+    }
+
     rc = ngx_http_cms_pg_verdict(slot, q, res);
 
-    if (rc != NGX_ABORT
-        && PQstatus(slot->conn) == CONNECTION_OK
-        && PQtransactionStatus(slot->conn) == PQTRANS_IDLE)
-    {
-        if (rc == NGX_AGAIN) {
-            /* the server rolled it back: once more, on this connection */
-            PQclear(res);
-            res = NULL;
-            q->retried = 1;
+    if (rc == NGX_ABORT || PQstatus(slot->conn) != CONNECTION_OK) {
+        ngx_http_cms_pg_drop(slot);
 
-            if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
-                return;
-            }
+    } else if (rc == NGX_AGAIN) {
+        /* the server rolled it back: once more, on this connection */
+        PQclear(res);
+        res = NULL;
+        q->retried = 1;
 
-            ngx_http_cms_pg_close(slot);
-            rc = NGX_DECLINED;
-
-        } else {
-            ngx_http_cms_pg_idle(slot);
+        if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
+            return;
         }
 
-    } else {
-        if (rc != NGX_ABORT && PQstatus(slot->conn) == CONNECTION_OK) {
+        ngx_http_cms_pg_drop(slot);
+        rc = NGX_DECLINED;
+
+    } else if (slot->nsent == 0) {
+        if (PQtransactionStatus(slot->conn) == PQTRANS_IDLE) {
+            ngx_http_cms_pg_idle(slot);
+
+        } else {
             ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
                           "cms: postgres connection left a transaction "
                           "open");
+            ngx_http_cms_pg_close(slot);
         }
-
-        ngx_http_cms_pg_close(slot);
     }
 
     if (rc != NGX_OK) {
@@ -784,41 +763,29 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 
 
 /*
- * Puts a connected slot back: idle, watched for EOF, closable on reload.
- * Every caller kicks the pool next, which closes it in an exiting worker
- * unless a waiter, or the next step of the request just answered, has it.
+ * Closes a slot and answers each statement in flight on it with no
+ * answer; the continuations run once the slot is down.
  */
-void
-ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot)
-{
-    slot->state = NGX_HTTP_CMS_PG_IDLE;
-    slot->stmt = NULL;
-    slot->log.action = "keeping a postgres connection";
-    slot->c->idle = 1;
-    slot->c->read->handler = ngx_http_cms_pg_idle_handler;
-    slot->c->write->handler = ngx_http_cms_pg_idle_handler;
-}
-
-
 static void
-ngx_http_cms_pg_idle_handler(ngx_event_t *ev)
+ngx_http_cms_pg_drop(ngx_http_cms_pg_slot_t *slot)
 {
-    ngx_connection_t        *c;
-    ngx_http_cms_pg_slot_t  *slot;
+    ngx_uint_t                i, n;
+    ngx_http_cms_pg_query_t  *q, *lost[NGX_HTTP_CMS_PG_MAX_DEPTH];
 
-    c = ev->data;
-    slot = c->data;
+    n = 0;
 
-    if (c->close) {
-        /* nginx is reloading or quitting: ngx_close_idle_connections() */
-        ngx_http_cms_pg_close(slot);
-        return;
+    for (i = 0; i < slot->nsent; i++) {
+        q = slot->sent[(slot->first + i) % slot->pg->conf->depth].query;
+
+        if (q != NULL) {
+            lost[n++] = q;
+        }
     }
 
-    if (!ev->write && ngx_http_cms_pg_ready(slot, POLLIN) == NGX_OK) {
-        ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
-                      "cms: postgres closed an idle connection");
-        ngx_http_cms_pg_close(slot);
+    ngx_http_cms_pg_close(slot);
+
+    for (i = 0; i < n; i++) {
+        ngx_http_cms_pg_deliver(lost[i], NULL);
     }
 }
 
@@ -838,7 +805,7 @@ ngx_http_cms_pg_timer_handler(ngx_event_t *ev)
 
 
 /*
- * From an event: the slot (if any) failed.  Its request gets no answer,
+ * From an event: the slot (if any) failed.  Its requests get no answer,
  * a connect failure delays the next attempt, and if nothing is left
  * alive the waiters are answered at once.
  */
@@ -846,10 +813,6 @@ void
 ngx_http_cms_pg_failed(ngx_http_cms_pg_pool_t *pool,
     ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect)
 {
-    ngx_http_cms_pg_query_t  *q;
-
-    q = NULL;
-
     ngx_http_cms_metric(connect ? NGX_HTTP_CMS_M_PG_CONNECT_FAILURES
                                 : NGX_HTTP_CMS_M_PG_ERRORS);
 
@@ -861,21 +824,7 @@ ngx_http_cms_pg_failed(ngx_http_cms_pg_pool_t *pool,
     }
 
     if (slot != NULL) {
-        q = slot->query;
-        slot->query = NULL;
-
-        if (q != NULL) {
-            q->slot = NULL;
-        }
-
-        ngx_http_cms_pg_close(slot);
-    }
-
-    if (q != NULL) {
-        ngx_http_cms_pg_deliver(q, NULL);
-    }
-
-    if (slot != NULL) {
+        ngx_http_cms_pg_drop(slot);
         ngx_http_cms_pg_kick(pool);
     }
 }
@@ -965,6 +914,10 @@ ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pool)
         slot = ngx_http_cms_pg_acquire(pool);
 
         if (slot == NULL) {
+            slot = ngx_http_cms_pg_pipeline(pool);
+        }
+
+        if (slot == NULL) {
             return 1;
         }
 
@@ -979,7 +932,7 @@ ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pool)
         }
 
         if (ngx_http_cms_pg_start(slot, q) != NGX_OK) {
-            ngx_http_cms_pg_close(slot);
+            ngx_http_cms_pg_drop(slot);
             ngx_http_cms_pg_deliver(q, NULL);
         }
     }

@@ -18,12 +18,15 @@
 
 #define NGX_HTTP_CMS_PG_MAX_STMTS      256
 #define NGX_HTTP_CMS_PG_LINE           1024
+#define NGX_HTTP_CMS_PG_MAX_DEPTH      64
 
 
 struct ngx_http_cms_pg_conf_s {
     const char                **keywords;     /* NULL-terminated */
     const char                **values;
     ngx_uint_t                  max;
+    ngx_uint_t                  depth;        /* statements in flight on
+                                                 one connection */
     ngx_uint_t                  queue;
     ngx_msec_t                  queue_timeout;
     ngx_msec_t                  query_timeout;

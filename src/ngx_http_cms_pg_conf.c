@@ -49,6 +49,8 @@ static char *ngx_http_cms_pg_strdup(ngx_pool_t *pool, const char *s);
 #define ngx_http_cms_pg_common_params                                       \
     { ngx_string("max="), NGX_HTTP_CMS_PARAM_POSITIVE,                      \
       offsetof(ngx_http_cms_pg_conf_t, max) },                              \
+    { ngx_string("depth="), NGX_HTTP_CMS_PARAM_POSITIVE,                    \
+      offsetof(ngx_http_cms_pg_conf_t, depth) },                            \
     { ngx_string("queue="), NGX_HTTP_CMS_PARAM_COUNT,                       \
       offsetof(ngx_http_cms_pg_conf_t, queue) },                            \
     { ngx_string("queue_timeout="), NGX_HTTP_CMS_PARAM_MSEC,                \
@@ -136,6 +138,7 @@ ngx_http_cms_pg_conf_make(ngx_conf_t *cf, const char *name,
     }
 
     pcf->max = 16;
+    pcf->depth = 1;
     pcf->queue = 256;
     pcf->queue_timeout = 5000;
     pcf->query_timeout = 10000;
@@ -145,6 +148,13 @@ ngx_http_cms_pg_conf_make(ngx_conf_t *cf, const char *name,
     value = cf->args->elts;
 
     if (ngx_http_cms_conf_params(cf, name, 2, params, pcf) != NGX_OK) {
+        return NULL;
+    }
+
+    if (pcf->depth > NGX_HTTP_CMS_PG_MAX_DEPTH) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "\"%s\" depth= is at most %d", name,
+                           NGX_HTTP_CMS_PG_MAX_DEPTH);
         return NULL;
     }
 

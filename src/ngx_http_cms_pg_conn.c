@@ -5,7 +5,9 @@
  * every connect, so that a moved server is followed), opening a slot's
  * connection without blocking (PQconnectStartParams, then PQconnectPoll
  * from events), the nginx connection around libpq's socket, what a failed
- * result says of the connection, and closing.
+ * result says of the connection, and closing; which slot a statement
+ * goes to (an idle one, or one with room in its pipeline), and the idle
+ * ones' keeping.
  */
 
 
@@ -26,6 +28,7 @@ static u_char *ngx_http_cms_pg_log_context(ngx_log_t *log, u_char *buf,
     size_t len);
 static ngx_int_t ngx_http_cms_pg_open(ngx_http_cms_pg_slot_t *slot,
     const char **values);
+static void ngx_http_cms_pg_idle_handler(ngx_event_t *ev);
 static ngx_int_t ngx_http_cms_pg_resolve(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_resolved(void *data, ngx_int_t rc,
     ngx_addr_t *addrs, ngx_uint_t naddrs);
@@ -375,6 +378,15 @@ ngx_http_cms_pg_connect_step(ngx_http_cms_pg_slot_t *slot)
                 ngx_del_timer(&slot->timer);
             }
 
+            /* each statement then goes with its Sync (_pg.c) */
+            if (!PQenterPipelineMode(slot->conn)) {
+                ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                              "cms: PQenterPipelineMode() failed: %s",
+                              ngx_http_cms_pg_oneline(
+                                  PQerrorMessage(slot->conn)));
+                return NGX_ERROR;
+            }
+
             slot->pg->backoff = 0;
             ngx_log_debug1(NGX_LOG_DEBUG_HTTP, &slot->log, 0,
                            "cms pg connected, fd:%d", slot->c->fd);
@@ -494,6 +506,8 @@ ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot, short events)
 void
 ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
 {
+    ngx_http_cms_pg_query_t  *q;
+
     if (slot->timer.timer_set) {
         ngx_del_timer(&slot->timer);
     }
@@ -516,12 +530,18 @@ ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot)
         slot->conn = NULL;
     }
 
-    if (slot->query != NULL) {
-        slot->query->slot = NULL;
-        slot->query = NULL;
+    /* the statements in flight are their callers' to answer */
+    for ( /* void */ ; slot->nsent; slot->nsent--) {
+        q = slot->sent[slot->first].query;
+
+        if (q != NULL) {
+            q->slot = NULL;
+        }
+
+        slot->first = (slot->first + 1) % slot->pg->conf->depth;
     }
 
-    slot->stmt = NULL;
+    slot->first = 0;
     slot->state = NGX_HTTP_CMS_PG_DOWN;
 }
 
@@ -720,4 +740,131 @@ ngx_http_cms_pg_oneline(const char *msg)
     line[n] = '\0';
 
     return (const char *) line;
+}
+
+
+/* the pool's choice of a slot, and its idle ones (_pg.c) */
+
+/* an idle slot whose connection is still sound, or NULL */
+ngx_http_cms_pg_slot_t *
+ngx_http_cms_pg_acquire(ngx_http_cms_pg_pool_t *pg)
+{
+    ngx_int_t                rc;
+    ngx_uint_t               i;
+    ngx_http_cms_pg_slot_t  *slot;
+
+    for (i = 0; i < pg->conf->max; i++) {
+        slot = &pg->slots[i];
+
+        if (slot->state != NGX_HTTP_CMS_PG_IDLE) {
+            continue;
+        }
+
+        /*
+         * An idle connection has nothing to read: data means FATAL or
+         * EOF.  Without a system call where nginx can tell (_module.h);
+         * over TLS, OpenSSL may hold what the socket no longer shows.
+         */
+        rc = PQsslInUse(slot->conn) ? NGX_DECLINED
+                                    : ngx_http_cms_idle_sound(slot->c);
+
+        if (rc == NGX_DECLINED) {
+            rc = (ngx_http_cms_pg_ready(slot, POLLIN) == NGX_DECLINED)
+                 ? NGX_OK : NGX_ERROR;
+        }
+
+        if (rc != NGX_OK) {
+            ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
+                          "cms: postgres closed an idle connection");
+            ngx_http_cms_pg_close(slot);
+            continue;
+        }
+
+        return slot;
+    }
+
+    return NULL;
+}
+
+
+/*
+ * With no idle slot: the busy one with the fewest statements in flight,
+ * fewer than depth=, or NULL (always with depth=1).  A statement waits
+ * there, on the server, rather than in the pool's queue.
+ */
+ngx_http_cms_pg_slot_t *
+ngx_http_cms_pg_pipeline(ngx_http_cms_pg_pool_t *pg)
+{
+    ngx_uint_t               i;
+    ngx_http_cms_pg_slot_t  *slot, *best;
+
+    best = NULL;
+
+    for (i = 0; i < pg->conf->max; i++) {
+        slot = &pg->slots[i];
+
+        if (slot->state == NGX_HTTP_CMS_PG_QUERYING
+            && slot->nsent < pg->conf->depth
+            && (best == NULL || slot->nsent < best->nsent))
+        {
+            best = slot;
+        }
+    }
+
+    return best;
+}
+
+
+/* whether any slot is connected or connecting */
+ngx_uint_t
+ngx_http_cms_pg_live(ngx_http_cms_pg_pool_t *pg)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < pg->conf->max; i++) {
+        if (pg->slots[i].state != NGX_HTTP_CMS_PG_DOWN) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * Puts a connected slot back: idle, watched for EOF, closable on reload.
+ * Every caller kicks the pool next, which closes it in an exiting worker
+ * unless a waiter, or the next step of the request just answered, has it.
+ */
+void
+ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot)
+{
+    slot->state = NGX_HTTP_CMS_PG_IDLE;
+    slot->log.action = "keeping a postgres connection";
+    slot->c->idle = 1;
+    slot->c->read->handler = ngx_http_cms_pg_idle_handler;
+    slot->c->write->handler = ngx_http_cms_pg_idle_handler;
+}
+
+
+static void
+ngx_http_cms_pg_idle_handler(ngx_event_t *ev)
+{
+    ngx_connection_t        *c;
+    ngx_http_cms_pg_slot_t  *slot;
+
+    c = ev->data;
+    slot = c->data;
+
+    if (c->close) {
+        /* nginx is reloading or quitting: ngx_close_idle_connections() */
+        ngx_http_cms_pg_close(slot);
+        return;
+    }
+
+    if (!ev->write && ngx_http_cms_pg_ready(slot, POLLIN) == NGX_OK) {
+        ngx_log_error(NGX_LOG_WARN, &slot->log, 0,
+                      "cms: postgres closed an idle connection");
+        ngx_http_cms_pg_close(slot);
+    }
 }

@@ -26,7 +26,6 @@ typedef enum {
     NGX_HTTP_CMS_PG_DOWN = 0,
     NGX_HTTP_CMS_PG_CONNECTING,
     NGX_HTTP_CMS_PG_IDLE,
-    NGX_HTTP_CMS_PG_PREPARING,
     NGX_HTTP_CMS_PG_QUERYING
 } ngx_http_cms_pg_state_e;
 
@@ -35,15 +34,30 @@ typedef struct ngx_http_cms_pg_query_s  ngx_http_cms_pg_query_t;
 typedef struct ngx_http_cms_pg_pool_s   ngx_http_cms_pg_pool_t;
 
 
+/*
+ * A statement sent on a connection, its results not all read yet: the
+ * connection is in libpq's pipeline mode, each statement its own
+ * transaction (a Sync after it), up to "depth=" of them in flight.
+ */
+typedef struct {
+    ngx_http_cms_pg_query_t    *query;        /* NULL when detached */
+    ngx_http_cms_pg_stmt_t     *stmt;
+    ngx_msec_t                  sent;         /* when: its timeout's start */
+    unsigned                    parse:1;      /* its Parse's result first */
+} ngx_http_cms_pg_sent_t;
+
+
 typedef struct {
     ngx_http_cms_pg_pool_t     *pg;           /* the pool it belongs to */
     PGconn                     *conn;
     ngx_connection_t           *c;
     ngx_http_cms_pg_state_e     state;
-    ngx_event_t                 timer;        /* connect or query timeout */
-    ngx_http_cms_pg_query_t    *query;        /* NULL when detached */
-    ngx_http_cms_pg_stmt_t     *stmt;
-    PGresult                   *result;
+    ngx_event_t                 timer;        /* connect timeout, or the
+                                                 first statement's */
+    ngx_http_cms_pg_sent_t     *sent;         /* a ring of conf->depth */
+    ngx_uint_t                  first;        /* the oldest in the ring */
+    ngx_uint_t                  nsent;        /* how many are in flight */
+    PGresult                   *result;       /* the oldest's, so far */
     u_char                     *prepared;     /* by statement id */
     ino_t                       ino;          /* the socket c wraps */
     ngx_log_t                   log;
@@ -113,11 +127,14 @@ ngx_int_t ngx_http_cms_pg_ready(ngx_http_cms_pg_slot_t *slot,
 void ngx_http_cms_pg_close(ngx_http_cms_pg_slot_t *slot);
 ngx_int_t ngx_http_cms_pg_verdict(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q, PGresult *res);
+ngx_http_cms_pg_slot_t *ngx_http_cms_pg_acquire(ngx_http_cms_pg_pool_t *pg);
+ngx_http_cms_pg_slot_t *ngx_http_cms_pg_pipeline(ngx_http_cms_pg_pool_t *pg);
+ngx_uint_t ngx_http_cms_pg_live(ngx_http_cms_pg_pool_t *pg);
+void ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot);
 
 /* _pg.c: what the connection side hands back to the pool */
 void ngx_http_cms_pg_failed(ngx_http_cms_pg_pool_t *pg,
     ngx_http_cms_pg_slot_t *slot, ngx_uint_t connect);
-void ngx_http_cms_pg_idle(ngx_http_cms_pg_slot_t *slot);
 void ngx_http_cms_pg_event_handler(ngx_event_t *ev);
 void ngx_http_cms_pg_timer_handler(ngx_event_t *ev);
 ngx_int_t ngx_http_cms_pg_pool_init(ngx_cycle_t *cycle,

@@ -161,7 +161,10 @@ ngx_http_cms_pg_pool_init(ngx_cycle_t *cycle, ngx_http_cms_pg_pool_t *pool,
         slot->pg = pool;
 
         slot->prepared = ngx_pcalloc(cycle->pool, NGX_HTTP_CMS_PG_MAX_STMTS);
-        if (slot->prepared == NULL) {
+        slot->sent = ngx_pcalloc(cycle->pool,
+                                 pcf->depth * sizeof(ngx_http_cms_pg_sent_t));
+
+        if (slot->prepared == NULL || slot->sent == NULL) {
             return NGX_ERROR;
         }
 

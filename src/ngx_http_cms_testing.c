@@ -195,12 +195,13 @@ ngx_http_cms_testing_flaked(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx,
 static json_t *
 ngx_http_cms_testing_stats(ngx_http_cms_pool_stats_t *st)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I}",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
                      "max", (json_int_t) st->max,
                      "connections", (json_int_t) st->connections,
                      "idle", (json_int_t) st->idle,
                      "busy", (json_int_t) st->busy,
-                     "queued", (json_int_t) st->queued);
+                     "queued", (json_int_t) st->queued,
+                     "pipelined", (json_int_t) st->pipelined);
 }
 
 

@@ -37,14 +37,7 @@ is $r->{status}, 200, 'next query: 200' or diag $r->{body};
 restart_nginx(workers => 1, pg_params => 'max=2');
 $off = error_log_size();
 my $h = start_request(GET => '/v1/_test/sleep?seconds=8');
-my $pid = wait_until(5, sub {
-    my $rows = psql_admin("SELECT pid FROM pg_stat_activity WHERE datname = '%%DB%%'"
-                          . " AND query LIKE '%pg_sleep%' AND state = 'active'"
-                          . " AND application_name = 'ngx_http_cms'");
-    @$rows ? $rows->[0][0] : undef;
-});
-ok $pid, 'the sleeping backend is seen';
-psql_admin("SELECT pg_terminate_backend($pid)") if $pid;
+ok pg_end_sleeping(), 'the sleeping backend is seen and ended';
 $r = finish_request($h);
 unavailable($r, 'terminated backend');
 # at query_timeout (10 s) the pool would have logged "postgres timed out"; the sleep (8 s)
@@ -54,46 +47,28 @@ ok !grep({ /postgres timed out/ } error_log_lines($off)),
 $r = http(GET => '/v1/_test/sleep?seconds=0');
 is $r->{status}, 200, 'a new connection serves the next query' or diag $r->{body};
 
-# --- serialization failures and deadlocks: the sequence counts the runs (it is not
-# rolled back with the failed statement)
-sub flaky {
-    my ($state, $every) = @_;
-    psql(<<"SQL");
-DROP FUNCTION IF EXISTS cms_test_flaky();
-DROP SEQUENCE IF EXISTS cms_test_flaky_seq;
-CREATE SEQUENCE cms_test_flaky_seq;
-CREATE FUNCTION cms_test_flaky() RETURNS text LANGUAGE plpgsql AS \$\$
-BEGIN
-    IF nextval('cms_test_flaky_seq') % $every <> 0 THEN
-        RAISE EXCEPTION 'refused for the test' USING ERRCODE = '$state';
-    END IF;
-    RETURN 'ok';
-END \$\$;
-SQL
-}
-sub runs { psql("SELECT last_value FROM cms_test_flaky_seq")->[0][0] }
-
+# --- serialization failures and deadlocks (pg_flaky(): Cms::Test)
 for my $state (qw(40001 40P01)) {
-    flaky($state, 2);
+    pg_flaky($state, 2);
     $off = error_log_size();
     $r = http(GET => '/v1/_test/flaky');
     is $r->{status}, 200, "$state on a statement safe to retry: 200" or diag $r->{body};
     is_deeply $r->{json}, {value => 'ok'}, "$state: the second run's answer";
-    is runs(), 2, "$state: run twice";
+    is pg_flaky_runs(), 2, "$state: run twice";
     ok scalar(grep { /SQLSTATE $state\), running it again/ } error_log_lines($off)),
         "$state: the retry is logged";
 
-    flaky($state, 2);
+    pg_flaky($state, 2);
     $r = http(GET => '/v1/_test/flaky?once=1');
     unavailable($r, "$state on a statement not marked");
-    is runs(), 1, "$state: an unmarked statement runs once";
+    is pg_flaky_runs(), 1, "$state: an unmarked statement runs once";
 }
 
 # Failing every time: one retry, then 503.
-flaky('40001', 1000);
+pg_flaky('40001', 1000);
 $r = http(GET => '/v1/_test/flaky');
 unavailable($r, 'a statement refused twice');
-is runs(), 2, 'retried once, not more';
+is pg_flaky_runs(), 2, 'retried once, not more';
 
 # --- the session settings the module gives its connections: the statement timeout a
 # little under query_timeout, and generic plans (planned once per connection, not at

@@ -11,7 +11,7 @@
 #define _CMS_VERSION_H_INCLUDED_
 
 
-#define CMS_VERSION  "0.15.7"
+#define CMS_VERSION  "0.16.0"
 
 
 #endif /* _CMS_VERSION_H_INCLUDED_ */

@@ -53,7 +53,7 @@ The default nginx.conf (see C<render_conf>):
     MAIN_CONFIG
     http {
         access_log logs/access.log;  *_temp_path temp/...;
-        cms_postgres "hostaddr=127.0.0.1 port=PG dbname=DB user=postgres" max=4;
+        cms_postgres "hostaddr=127.0.0.1 port=PG dbname=DB user=postgres" max=4 depth=4;
         cms_redis 127.0.0.1:REDIS max=4;
         cms_secret PREFIX/conf/secret.key;  cms_storage PREFIX/storage;
         cms_auth_throttle ... 1000r/s burst=100000;   (all four; see render_conf)
@@ -230,7 +230,8 @@ our @EXPORT = qw(
     http raw_http start_request finish_request parallel_requests abort_requests
     psql psql_admin pg_stop pg_start pg_restart redis_stop redis_start as_postgres
     error_log_lines error_log_size master_pid worker_pids allow_error_log
-    port prefix db_name free_port json_subset wait_until
+    port prefix db_name free_port json_subset wait_until pg_flaky pg_flaky_runs
+    pg_end_sleeping
 );
 
 # Bodies and sections are bytes: decode and encode as UTF-8.
@@ -433,7 +434,7 @@ sub render_conf {
     my $prefix = $o{prefix} || $S{prefix};
     my $pg = defined $o{postgres} ? $o{postgres}
         : sprintf('cms_postgres "hostaddr=127.0.0.1 port=%s dbname=%s user=postgres" %s;',
-                  $S{pg_port}, $S{db}, defined $o{pg_params} ? $o{pg_params} : 'max=4');
+                  $S{pg_port}, $S{db}, defined $o{pg_params} ? $o{pg_params} : 'max=4 depth=4');
     my $redis = defined $o{redis} ? $o{redis}
         : sprintf('cms_redis 127.0.0.1:%s %s;', $S{redis_port},
                   defined $o{redis_params} ? $o{redis_params} : 'max=4');
@@ -781,6 +782,39 @@ sub _psql_on {
 }
 
 sub psql { _psql_on($S{db}, _subst(shift)) }
+
+# The statement of /v1/_test/flaky, cms_test_flaky(): refused with SQLSTATE $state but
+# each $every-th run; pg_flaky_runs() counts the runs (a sequence: not rolled back with a
+# refusal). t/047-pg-refusals.t, t/150-pg-pipeline.t.
+sub pg_flaky {
+    my ($state, $every) = @_;
+    psql(<<"SQL");
+DROP FUNCTION IF EXISTS cms_test_flaky();
+DROP SEQUENCE IF EXISTS cms_test_flaky_seq;
+CREATE SEQUENCE cms_test_flaky_seq;
+CREATE FUNCTION cms_test_flaky() RETURNS text LANGUAGE plpgsql AS \$\$
+BEGIN
+    IF nextval('cms_test_flaky_seq') % $every <> 0 THEN
+        RAISE EXCEPTION 'refused for the test' USING ERRCODE = '$state';
+    END IF;
+    RETURN 'ok';
+END \$\$;
+SQL
+}
+sub pg_flaky_runs { psql("SELECT last_value FROM cms_test_flaky_seq")->[0][0] }
+
+# Ends (pg_terminate_backend) the module's backend running pg_sleep (/v1/_test/sleep)
+# once it is seen, within 5 s; returns its pid, or undef when none was seen.
+sub pg_end_sleeping {
+    my $pid = wait_until(5, sub {
+        my $rows = psql_admin("SELECT pid FROM pg_stat_activity WHERE datname = '%%DB%%'"
+                              . " AND query LIKE '%pg_sleep%' AND state = 'active'"
+                              . " AND application_name = 'ngx_http_cms'");
+        @$rows ? $rows->[0][0] : undef;
+    });
+    psql_admin("SELECT pg_terminate_backend($pid)") if $pid;
+    return $pid;
+}
 sub psql_admin { _psql_on('postgres', _subst(shift)) }
 
 sub _services {
