@@ -599,11 +599,13 @@ static ngx_int_t
 ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
 {
     PGresult    *res;
-    ngx_uint_t   read;
+    ngx_uint_t   read, ended;
 
     if (ngx_http_cms_pg_send(slot) == NGX_ERROR) {
         return NGX_ERROR;
     }
+
+    ended = 0;
 
     for (read = 0; /* void */; read = 1) {
 
@@ -611,9 +613,24 @@ ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
             res = PQgetResult(slot->conn);
 
             if (res == NULL) {
-                /* the end of one message's results: the Sync's follow */
+                /*
+                 * The end of one message's results: the next ones, or
+                 * the Sync's, follow.  Twice in a row, libpq has nothing
+                 * more in flight (the connection was lost): no Sync's
+                 * result will come.
+                 */
+                if (ended++) {
+                    ngx_log_error(NGX_LOG_ERR, &slot->log, 0,
+                                  "cms: postgres connection lost: %s",
+                                  ngx_http_cms_pg_oneline(
+                                      PQerrorMessage(slot->conn)));
+                    return NGX_ERROR;
+                }
+
                 continue;
             }
+
+            ended = 0;
 
             if (PQresultStatus(res) != PGRES_PIPELINE_SYNC) {
                 ngx_http_cms_pg_keep(slot, res);
