@@ -41,6 +41,8 @@ static ngx_int_t ngx_http_cms_pg_send(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_sent(ngx_http_cms_pg_slot_t *slot);
 static ngx_int_t ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_keep(ngx_http_cms_pg_slot_t *slot, PGresult *res);
+static ngx_http_cms_pg_query_t *ngx_http_cms_pg_pop(
+    ngx_http_cms_pg_slot_t *slot, ngx_uint_t *unparsed);
 static void ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot);
 static void ngx_http_cms_pg_drop(ngx_http_cms_pg_slot_t *slot);
 static ngx_uint_t ngx_http_cms_pg_hand_out(ngx_http_cms_pg_pool_t *pg);
@@ -312,42 +314,6 @@ ngx_http_cms_pg_submit_to(ngx_http_cms_pg_query_t *q)
 }
 
 
-void
-ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st)
-{
-    ngx_uint_t               i;
-    ngx_http_cms_pg_slot_t  *slot;
-
-    ngx_memzero(st, sizeof(ngx_http_cms_pool_stats_t));
-
-    if (ngx_http_cms_pg_pool.conf == NULL) {
-        return;
-    }
-
-    st->max = ngx_http_cms_pg_pool.conf->max;
-    st->queued = ngx_http_cms_pg_pool.nwaiting;
-
-    for (i = 0; i < st->max; i++) {
-        slot = &ngx_http_cms_pg_pool.slots[i];
-
-        switch (slot->state) {
-        case NGX_HTTP_CMS_PG_DOWN:
-            continue;
-
-        case NGX_HTTP_CMS_PG_IDLE:
-            st->idle++;
-            break;
-
-        default:
-            st->busy++;
-            st->pipelined += slot->nsent ? slot->nsent - 1 : 0;
-        }
-
-        st->connections++;
-    }
-}
-
-
 /* a request-pool cleanup: the request is gone, the slot keeps draining */
 static void
 ngx_http_cms_pg_detach(void *data)
@@ -441,6 +407,7 @@ ngx_http_cms_pg_deliver(ngx_http_cms_pg_query_t *q, PGresult *res)
  * first at its first use on this connection, then Bind, Execute and Sync.
  * NGX_OK, or NGX_ERROR (logged; the caller answers q and drops the slot).
  */
+/* long: the messages, the query's place in the ring, and its removal */
 static ngx_int_t
 ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q)
@@ -481,6 +448,7 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     s->stmt = stmt;
     s->sent = ngx_current_msec;
     s->parse = parse;
+    s->unparsed = 0;
     q->slot = slot;
 
     if (slot->nsent == 1) {
@@ -491,7 +459,15 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
         slot->c->write->handler = ngx_http_cms_pg_event_handler;
     }
 
-    return ngx_http_cms_pg_sent(slot);
+    if (ngx_http_cms_pg_sent(slot) != NGX_OK) {
+        /* the caller answers q, and drops the slot with the others */
+        slot->nsent--;
+        s->query = NULL;
+        q->slot = NULL;
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
 }
 
 
@@ -595,6 +571,7 @@ ngx_http_cms_pg_event_handler(ngx_event_t *ev)
  * are taken from a posted read event.  Returns NGX_OK, NGX_AGAIN or
  * NGX_ERROR.
  */
+/* long: libpq's results, then its reads, with the lost connection's end */
 static ngx_int_t
 ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
 {
@@ -666,7 +643,8 @@ ngx_http_cms_pg_io(ngx_http_cms_pg_slot_t *slot)
 static void
 ngx_http_cms_pg_keep(ngx_http_cms_pg_slot_t *slot, PGresult *res)
 {
-    ngx_http_cms_pg_sent_t  *s;
+    ngx_uint_t               i;
+    ngx_http_cms_pg_sent_t  *s, *next;
 
     s = &slot->sent[slot->first];
 
@@ -678,8 +656,20 @@ ngx_http_cms_pg_keep(ngx_http_cms_pg_slot_t *slot, PGresult *res)
             return;
         }
 
-        /* answered like a failed query; the next use parses it again */
+        /*
+         * Answered like a failed query; the next use parses it again.
+         * Those sent behind it without their own Parse cannot run: each
+         * is sent again when its error comes (ngx_http_cms_pg_finished).
+         */
         slot->prepared[s->stmt->id] = 0;
+
+        for (i = 1; i < slot->nsent; i++) {
+            next = &slot->sent[(slot->first + i) % slot->pg->conf->depth];
+
+            if (next->stmt == s->stmt && !next->parse) {
+                next->unparsed = 1;
+            }
+        }
     }
 
     /* keep the first result, or the first error */
@@ -697,23 +687,20 @@ ngx_http_cms_pg_keep(ngx_http_cms_pg_slot_t *slot, PGresult *res)
 
 
 /*
- * The oldest statement is over: a retry on the same connection, else the
- * slot idle once nothing is in flight, and the answer.
+ * Takes the oldest statement off the ring: its query (NULL when detached)
+ * and whether it went without a Parse behind one that failed.  The query
+ * timer goes to the next one, its time counted from when it was sent.
  */
-/* long: the ring, the next timer, the verdict's four ways */
-static void
-ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
+static ngx_http_cms_pg_query_t *
+ngx_http_cms_pg_pop(ngx_http_cms_pg_slot_t *slot, ngx_uint_t *unparsed)
 {
-    PGresult                 *res;
-    ngx_int_t                 rc;
     ngx_msec_t                timeout, elapsed;
     ngx_http_cms_pg_sent_t   *s;
     ngx_http_cms_pg_query_t  *q;
 
-    res = slot->result;
-    slot->result = NULL;
-
-    q = slot->sent[slot->first].query;
+    s = &slot->sent[slot->first];
+    q = s->query;
+    *unparsed = s->unparsed;
     slot->first = (slot->first + 1) % slot->pg->conf->depth;
     slot->nsent--;
 
@@ -726,14 +713,42 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
     }
 
     if (slot->nsent) {
-        /* the next statement's time runs from when it was sent */
         s = &slot->sent[slot->first];
         timeout = slot->pg->conf->query_timeout;
         elapsed = ngx_current_msec - s->sent;
         ngx_add_timer(&slot->timer, elapsed < timeout ? timeout - elapsed : 1);
     }
 
-    rc = ngx_http_cms_pg_verdict(slot, q, res);
+    return q;
+}
+
+
+/*
+ * The oldest statement is over: a retry on the same connection, else the
+ * slot idle once nothing is in flight, and the answer.
+ */
+/* long: the verdict's four ways, each with what it does to the slot */
+static void
+ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
+{
+    PGresult                 *res;
+    ngx_int_t                 rc;
+    ngx_uint_t                unparsed;
+    ngx_http_cms_pg_query_t  *q;
+
+    res = slot->result;
+    slot->result = NULL;
+
+    q = ngx_http_cms_pg_pop(slot, &unparsed);
+
+    if (unparsed) {
+        /* it never ran (its statement's Parse failed before it): once
+           more, with its own Parse, unless it was sent again already */
+        rc = (q != NULL && !q->retried) ? NGX_AGAIN : NGX_DECLINED;
+
+    } else {
+        rc = ngx_http_cms_pg_verdict(slot, q, res);
+    }
 
     if (rc == NGX_ABORT || PQstatus(slot->conn) != CONNECTION_OK) {
         ngx_http_cms_pg_drop(slot);

@@ -868,3 +868,40 @@ ngx_http_cms_pg_idle_handler(ngx_event_t *ev)
         ngx_http_cms_pg_close(slot);
     }
 }
+
+
+/* the primary pool's state, for cms_status and the test routes */
+void
+ngx_http_cms_pg_stats(ngx_http_cms_pool_stats_t *st)
+{
+    ngx_uint_t               i;
+    ngx_http_cms_pg_slot_t  *slot;
+
+    ngx_memzero(st, sizeof(ngx_http_cms_pool_stats_t));
+
+    if (ngx_http_cms_pg_pool.conf == NULL) {
+        return;
+    }
+
+    st->max = ngx_http_cms_pg_pool.conf->max;
+    st->queued = ngx_http_cms_pg_pool.nwaiting;
+
+    for (i = 0; i < st->max; i++) {
+        slot = &ngx_http_cms_pg_pool.slots[i];
+
+        switch (slot->state) {
+        case NGX_HTTP_CMS_PG_DOWN:
+            continue;
+
+        case NGX_HTTP_CMS_PG_IDLE:
+            st->idle++;
+            break;
+
+        default:
+            st->busy++;
+            st->pipelined += slot->nsent ? slot->nsent - 1 : 0;
+        }
+
+        st->connections++;
+    }
+}

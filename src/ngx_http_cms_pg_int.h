@@ -44,6 +44,8 @@ typedef struct {
     ngx_http_cms_pg_stmt_t     *stmt;
     ngx_msec_t                  sent;         /* when: its timeout's start */
     unsigned                    parse:1;      /* its Parse's result first */
+    unsigned                    unparsed:1;   /* sent without a Parse
+                                                 behind one that failed */
 } ngx_http_cms_pg_sent_t;
 
 

@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_cms_testing_flaky(ngx_http_request_t *r,
 static ngx_int_t ngx_http_cms_testing_flaked(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx, PGresult *res);
 static json_t *ngx_http_cms_testing_lane(ngx_uint_t lane);
+static ngx_int_t ngx_http_cms_testing_wait(ngx_http_request_t *r,
+    ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_pool(ngx_http_request_t *r,
     ngx_http_cms_ctx_t *ctx);
 static ngx_int_t ngx_http_cms_testing_echo(ngx_http_request_t *r,
@@ -59,6 +61,10 @@ static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_flaky_sql =
 static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_flaky_once_sql =
     ngx_http_cms_pg_stmt("SELECT cms_test_flaky()", 0);
 
+/* cms_test_wait() is the test's own: it returns once the test says so */
+static ngx_http_cms_pg_stmt_t  ngx_http_cms_testing_wait_sql =
+    ngx_http_cms_pg_stmt("SELECT cms_test_wait()", 0);
+
 
 ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
@@ -67,6 +73,9 @@ ngx_http_cms_route_t  ngx_http_cms_testing_routes[] = {
 
     { NGX_HTTP_GET, ngx_string("/_test/flaky"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_testing_flaky, NULL, NULL, 0 },
+
+    { NGX_HTTP_GET, ngx_string("/_test/wait"), NGX_HTTP_CMS_AUTH_NONE, 0,
+      ngx_http_cms_testing_wait, NULL, NULL, 0 },
 
     { NGX_HTTP_GET, ngx_string("/_test/pool"), NGX_HTTP_CMS_AUTH_NONE, 0,
       ngx_http_cms_testing_pool, NULL, NULL, 0 },
@@ -166,6 +175,15 @@ ngx_http_cms_testing_flaky(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
     }
 
     return ngx_http_cms_pg_query(r, &ngx_http_cms_testing_flaky_sql, NULL, 0,
+                                 ngx_http_cms_testing_flaked);
+}
+
+
+/* a statement that holds a connection until the test lets it go */
+static ngx_int_t
+ngx_http_cms_testing_wait(ngx_http_request_t *r, ngx_http_cms_ctx_t *ctx)
+{
+    return ngx_http_cms_pg_query(r, &ngx_http_cms_testing_wait_sql, NULL, 0,
                                  ngx_http_cms_testing_flaked);
 }
 
