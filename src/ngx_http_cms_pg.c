@@ -413,18 +413,19 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     ngx_http_cms_pg_query_t *q)
 {
     int                      ok;
-    ngx_uint_t               parse;
+    ngx_uint_t               parse, unnamed;
     ngx_http_cms_pg_sent_t  *s;
     ngx_http_cms_pg_stmt_t  *stmt;
 
     stmt = q->stmt;
-    parse = !stmt->replan && !slot->prepared[stmt->id];
+    unnamed = stmt->replan || q->reparse;
+    parse = !unnamed && !slot->prepared[stmt->id];
 
     ok = !parse || PQsendPrepare(slot->conn, stmt->name, stmt->sql,
                                  stmt->nparams, NULL);
 
     /* a replanned statement is planned for its values at each call */
-    ok = ok && (stmt->replan
+    ok = ok && (unnamed
                 ? PQsendQueryParams(slot->conn, stmt->sql, stmt->nparams,
                                     NULL, q->values, NULL, NULL, 0)
                 : PQsendQueryPrepared(slot->conn, stmt->name, stmt->nparams,
@@ -743,8 +744,8 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
 
     if (unparsed) {
         /* it never ran (its statement's Parse failed before it): once
-           more, with its own Parse, unless it was sent again already */
-        rc = (q != NULL && !q->retried) ? NGX_AGAIN : NGX_DECLINED;
+           more, unnamed, parsed with it (none other can fail for it) */
+        rc = (q != NULL && !q->reparse) ? NGX_AGAIN : NGX_DECLINED;
 
     } else {
         rc = ngx_http_cms_pg_verdict(slot, q, res);
@@ -754,10 +755,11 @@ ngx_http_cms_pg_finished(ngx_http_cms_pg_slot_t *slot)
         ngx_http_cms_pg_drop(slot);
 
     } else if (rc == NGX_AGAIN) {
-        /* the server rolled it back: once more, on this connection */
+        /* rolled back by the server, or never run: once more, here */
         PQclear(res);
         res = NULL;
-        q->retried = 1;
+        q->reparse |= unparsed;
+        q->retried |= !unparsed;
 
         if (ngx_http_cms_pg_start(slot, q) == NGX_OK) {
             return;

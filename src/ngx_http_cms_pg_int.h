@@ -85,6 +85,9 @@ struct ngx_http_cms_pg_query_s {
     ngx_event_t                 wait;
     unsigned                    queued:1;
     unsigned                    retried:1;
+    unsigned                    reparse:1;   /* sent again unnamed: its
+                                                named Parse failed before
+                                                it (_pg.c) */
     unsigned                    fallback:1;  /* a replica's read, run
                                                 again on the primary */
 };

@@ -113,26 +113,30 @@ ok idle(), 'idle';
 # statement sent behind it without a Parse: that one is sent again with its own, and
 # answered for what it is (503 schema_out_of_date), not as a statement that does not
 # exist (a 500). A new connection, so that its first run carries the Parse.
+# Three of them (depth=4): the two sent again are each parsed with it.
 psql('DROP FUNCTION IF EXISTS cms_test_flaky()');
-restart_nginx();
+restart_nginx(pg_params => 'max=1 depth=4 queue=8 queue_timeout=10s');
 is http(GET => '/v1/_test/sleep?seconds=0')->{status}, 200, 'a new connection';
 ok idle(), 'idle';
 my $poff = error_log_size();
 $slow = hold();
-my @missing = map { start_request(GET => '/v1/_test/flaky?once=1') } 1, 2;
-behind(2);
+my @missing = map { start_request(GET => '/v1/_test/flaky?once=1') } 1 .. 3;
+behind(3);
 let_go($slow);
-for my $i (0, 1) {
+for my $i (0 .. 2) {
     my $m = finish_request($missing[$i]);
     is $m->{status}, 500, "the missing function, statement $i: 500" or diag $m->{body};
 }
-is scalar(grep { /function cms_test_flaky\(\) does not exist/ } error_log_lines($poff)), 2,
-    'both failed on the missing function (each with its own Parse)';
+is scalar(grep { /function cms_test_flaky\(\) does not exist/ } error_log_lines($poff)), 3,
+    'all three failed on the missing function (each with its own Parse)';
 ok !grep({ /prepared statement .* does not exist/ } error_log_lines($poff)),
     '... neither as a statement not prepared';
 pg_flaky('40001', 1);
 $r = http(GET => '/v1/_test/flaky?once=1');
 is $r->{status}, 200, 'the function back: the statement parses and runs' or diag $r->{body};
+ok idle(), 'idle';
+restart_nginx();
+is http(GET => '/v1/_test/sleep?seconds=0')->{status}, 200, 'depth=3 again';
 ok idle(), 'idle';
 
 # --- a request that leaves while its statement is in flight: the answers after it are
