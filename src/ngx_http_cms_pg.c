@@ -439,7 +439,7 @@ ngx_http_cms_pg_start(ngx_http_cms_pg_slot_t *slot,
     }
 
     /* the statements sent after it find it prepared (if its Parse fails,
-       they fail too, and the next one parses it again) */
+       they are sent again unnamed: ngx_http_cms_pg_keep()) */
     if (parse) {
         slot->prepared[stmt->id] = 1;
     }
